@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * bfbpf kernel side: one set of programs attached (with links) to every
+ * sandbox cgroup. Each program finds the sandbox of the current task's (or
+ * the packet's socket's) cgroup by walking up to the attached cgroup, reads
+ * that sandbox's policy generation, and looks the destination up in the allow
+ * maps of that generation. Anything not found is denied: a socket that these
+ * programs see but that belongs to no known sandbox is denied too.
+ *
+ * UAPI headers only (no vmlinux.h): the programs touch nothing but their
+ * context structs, so they load unchanged on 6.1 and later kernels.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/socket.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bfbpf.h"
+
+#ifndef AF_UNIX
+#define AF_UNIX 1
+#endif
+#ifndef AF_INET
+#define AF_INET 2
+#endif
+#ifndef AF_INET6
+#define AF_INET6 10
+#endif
+#ifndef AF_NETLINK
+#define AF_NETLINK 16
+#endif
+#define SOCK_STREAM 1
+#define SOCK_DGRAM 2
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BFBPF_MAX_SANDBOXES);
+	__type(key, __u64); /* cgroup id of the attached cgroup */
+	__type(value, struct bfbpf_sandbox);
+} sandboxes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BFBPF_MAX_EXACT_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bfbpf_exact_key);
+	__type(value, struct bfbpf_allow_value);
+} allow_exact SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, BFBPF_MAX_PREFIX_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bfbpf_prefix_key);
+	__type(value, struct bfbpf_allow_value);
+} allow_prefix SEC(".maps");
+
+/* A destination, normalised: IPv4 (and mapped/NAT64 IPv6) as ::ffff:a.b.c.d. */
+struct destination {
+	__u32 addr[4]; /* network byte order words */
+	__u32 port;    /* host byte order */
+};
+
+static __always_inline void destination_from_ip4(struct destination *dst, __u32 ip4)
+{
+	dst->addr[0] = 0;
+	dst->addr[1] = 0;
+	dst->addr[2] = bpf_htonl(0x0000ffff);
+	dst->addr[3] = ip4;
+}
+
+static __always_inline void destination_from_ip6(struct destination *dst, const __u32 ip6[4])
+{
+	/* NAT64 well-known prefix 64:ff9b::/96 reaches the IPv4 it embeds. */
+	if (ip6[0] == bpf_htonl(0x0064ff9b) && ip6[1] == 0 && ip6[2] == 0) {
+		destination_from_ip4(dst, ip6[3]);
+		return;
+	}
+	dst->addr[0] = ip6[0];
+	dst->addr[1] = ip6[1];
+	dst->addr[2] = ip6[2];
+	dst->addr[3] = ip6[3];
+}
+
+static __always_inline int destination_is_ip4(const struct destination *dst)
+{
+	return dst->addr[0] == 0 && dst->addr[1] == 0 && dst->addr[2] == bpf_htonl(0x0000ffff);
+}
+
+/*
+ * Destinations the kernel delivers to this host itself: 127.0.0.0/8, ::1,
+ * and the unspecified addresses (a connect to 0.0.0.0 or :: reaches local
+ * listeners), so that --no-loopback closes all of them.
+ */
+static __always_inline int destination_is_loopback(const struct destination *dst)
+{
+	if (destination_is_ip4(dst)) {
+		__u8 first = bpf_ntohl(dst->addr[3]) >> 24;
+		return first == 127 || dst->addr[3] == 0;
+	}
+	if (dst->addr[0] || dst->addr[1] || dst->addr[2])
+		return 0;
+	return dst->addr[3] == 0 || dst->addr[3] == bpf_htonl(1);
+}
+
+static __always_inline const struct bfbpf_sandbox *sandbox_lookup(__u64 cgroup_id)
+{
+	if (!cgroup_id)
+		return NULL;
+	return bpf_map_lookup_elem(&sandboxes, &cgroup_id);
+}
+
+/*
+ * The sandbox of the current task: its own cgroup, else the nearest ancestor
+ * that is attached (the daemon refuses nested sandboxes, so there is at most
+ * one). Sockets are created, connected and sent on in task context.
+ */
+static __always_inline const struct bfbpf_sandbox *sandbox_of_current_task(void)
+{
+	__u64 own = bpf_get_current_cgroup_id();
+	const struct bfbpf_sandbox *sandbox = sandbox_lookup(own);
+
+	if (sandbox)
+		return sandbox;
+	/* Bounded loop (kernel >= 5.3): deepest level first, so the nearest wins. */
+	for (int level = BFBPF_MAX_CGROUP_DEPTH - 1; level >= 0; level--) {
+		__u64 ancestor = bpf_get_current_ancestor_cgroup_id(level);
+
+		if (!ancestor || ancestor == own)
+			continue;
+		sandbox = sandbox_lookup(ancestor);
+		if (sandbox)
+			return sandbox;
+	}
+	return NULL;
+}
+
+/* The sandbox of a packet's socket (egress may run in softirq, not task context). */
+static __always_inline const struct bfbpf_sandbox *sandbox_of_skb(struct __sk_buff *skb)
+{
+	__u64 own = bpf_skb_cgroup_id(skb);
+	const struct bfbpf_sandbox *sandbox = sandbox_lookup(own);
+
+	if (sandbox)
+		return sandbox;
+	for (int level = BFBPF_MAX_CGROUP_DEPTH - 1; level >= 0; level--) {
+		__u64 ancestor = bpf_skb_ancestor_cgroup_id(skb, level);
+
+		if (!ancestor || ancestor == own)
+			continue;
+		sandbox = sandbox_lookup(ancestor);
+		if (sandbox)
+			return sandbox;
+	}
+	return NULL;
+}
+
+static __always_inline int allow_maps_contain(__u32 generation, const struct destination *dst,
+					      __u32 port)
+{
+	struct bfbpf_exact_key exact = {.generation = generation, .port = port};
+	struct bfbpf_prefix_key prefix = {
+		.prefixlen = BFBPF_PREFIX_FIXED_BITS + 128,
+		.generation = generation,
+		.port = port,
+	};
+
+	__builtin_memcpy(exact.addr, dst->addr, sizeof(exact.addr));
+	if (bpf_map_lookup_elem(&allow_exact, &exact))
+		return 1;
+	__builtin_memcpy(prefix.addr, dst->addr, sizeof(prefix.addr));
+	return bpf_map_lookup_elem(&allow_prefix, &prefix) != NULL;
+}
+
+/* The policy decision, shared by every hook. */
+static __always_inline int policy_verdict(const struct bfbpf_sandbox *sandbox,
+					  const struct destination *dst)
+{
+	if (!sandbox)
+		return BFBPF_VERDICT_DENY; /* our program runs, but no policy: fail closed */
+	if (sandbox->flags & BFBPF_SANDBOX_PUBLIC)
+		return BFBPF_VERDICT_ALLOW;
+	if (destination_is_loopback(dst))
+		return (sandbox->flags & BFBPF_SANDBOX_ALLOW_LOOPBACK) ? BFBPF_VERDICT_ALLOW
+								      : BFBPF_VERDICT_DENY;
+	if (allow_maps_contain(sandbox->generation, dst, BFBPF_PORT_ANY))
+		return BFBPF_VERDICT_ALLOW;
+	if (dst->port && allow_maps_contain(sandbox->generation, dst, dst->port))
+		return BFBPF_VERDICT_ALLOW;
+	return BFBPF_VERDICT_DENY;
+}
+
+static __always_inline int judge_sock_addr4(struct bpf_sock_addr *ctx)
+{
+	struct destination dst;
+
+	destination_from_ip4(&dst, ctx->user_ip4);
+	dst.port = bpf_ntohs((__u16)ctx->user_port);
+	return policy_verdict(sandbox_of_current_task(), &dst);
+}
+
+static __always_inline int judge_sock_addr6(struct bpf_sock_addr *ctx)
+{
+	struct destination dst;
+	__u32 ip6[4];
+
+	/* Read word by word: the verifier allows only 4-byte loads of user_ip6. */
+	ip6[0] = ctx->user_ip6[0];
+	ip6[1] = ctx->user_ip6[1];
+	ip6[2] = ctx->user_ip6[2];
+	ip6[3] = ctx->user_ip6[3];
+	destination_from_ip6(&dst, ip6);
+	dst.port = bpf_ntohs((__u16)ctx->user_port);
+	return policy_verdict(sandbox_of_current_task(), &dst);
+}
+
+SEC("cgroup/connect4")
+int bfbpf_connect4(struct bpf_sock_addr *ctx)
+{
+	return judge_sock_addr4(ctx);
+}
+
+SEC("cgroup/connect6")
+int bfbpf_connect6(struct bpf_sock_addr *ctx)
+{
+	return judge_sock_addr6(ctx);
+}
+
+SEC("cgroup/sendmsg4")
+int bfbpf_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return judge_sock_addr4(ctx);
+}
+
+SEC("cgroup/sendmsg6")
+int bfbpf_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return judge_sock_addr6(ctx);
+}
+
+/*
+ * Socket creation: in restrictive modes only stream and datagram sockets of
+ * the address families whose every send passes the address hooks above
+ * (plus AF_UNIX and AF_NETLINK, which never leave the host). Raw and ping
+ * sockets would bypass the connect/sendmsg hooks.
+ */
+static __always_inline int socket_verdict(const struct bfbpf_sandbox *sandbox, __u32 family,
+					  __u32 type, __u32 protocol)
+{
+	if (!sandbox)
+		return BFBPF_VERDICT_DENY;
+	if (sandbox->flags & BFBPF_SANDBOX_PUBLIC)
+		return BFBPF_VERDICT_ALLOW;
+	if (family == AF_UNIX || family == AF_NETLINK)
+		return BFBPF_VERDICT_ALLOW;
+	if (family != AF_INET && family != AF_INET6)
+		return BFBPF_VERDICT_DENY; /* AF_PACKET, AF_VSOCK, AF_XDP, ... */
+	if (type == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP ||
+				    protocol == IPPROTO_MPTCP))
+		return BFBPF_VERDICT_ALLOW;
+	if (type == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP ||
+				   protocol == IPPROTO_UDPLITE))
+		return BFBPF_VERDICT_ALLOW;
+	return BFBPF_VERDICT_DENY; /* SOCK_RAW, ping (ICMP/ICMPv6 datagram), SCTP, ... */
+}
+
+/* Runs for AF_INET and AF_INET6 sockets only. */
+SEC("cgroup/sock_create")
+int bfbpf_sock_create(struct bpf_sock *ctx)
+{
+	return socket_verdict(sandbox_of_current_task(), ctx->family, ctx->type, ctx->protocol);
+}
+
+/*
+ * cgroup/sock_create never sees the other families (packet sockets reach the
+ * wire without passing any address hook), so socket creation is also judged
+ * at the LSM hook, per cgroup (BPF_LSM_CGROUP, kernel 6.0+; the bpf LSM must
+ * be active, which verify checks).
+ */
+SEC("lsm_cgroup/socket_create")
+int BPF_PROG(bfbpf_socket_create, int family, int type, int protocol, int kern)
+{
+	if (kern)
+		return BFBPF_VERDICT_ALLOW; /* the kernel's own sockets, not the sandbox's */
+	return socket_verdict(sandbox_of_current_task(), family, type, protocol);
+}
+
+/* Reads the destination port of a TCP or UDP header at offset; 0 for others. */
+static __always_inline __u32 skb_destination_port(struct __sk_buff *skb, __u32 offset,
+						  __u8 protocol)
+{
+	__u16 port;
+
+	if (protocol != IPPROTO_TCP && protocol != IPPROTO_UDP && protocol != IPPROTO_UDPLITE)
+		return 0;
+	/* The destination port is the second 16-bit word of both headers. */
+	if (bpf_skb_load_bytes(skb, offset + 2, &port, sizeof(port)))
+		return 0;
+	return bpf_ntohs(port);
+}
+
+/*
+ * Every packet leaving a sandbox socket is judged again, so that an update
+ * also cuts flows opened under the old policy. Kept cheap: one sandbox
+ * lookup (the ancestor walk only for sockets in descendant cgroups) and at
+ * most four allow-map lookups.
+ */
+SEC("cgroup_skb/egress")
+int bfbpf_egress(struct __sk_buff *skb)
+{
+	const struct bfbpf_sandbox *sandbox = sandbox_of_skb(skb);
+	struct destination dst = {};
+
+	if (!sandbox)
+		return BFBPF_VERDICT_DENY;
+	if (sandbox->flags & BFBPF_SANDBOX_PUBLIC)
+		return BFBPF_VERDICT_ALLOW;
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		struct iphdr ip;
+
+		if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)))
+			return BFBPF_VERDICT_DENY;
+		destination_from_ip4(&dst, ip.daddr);
+		/* A non-first fragment has no transport header: port stays 0. */
+		if (!(ip.frag_off & bpf_htons(0x1fff)))
+			dst.port = skb_destination_port(skb, ip.ihl * 4, ip.protocol);
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr ip6;
+
+		if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)))
+			return BFBPF_VERDICT_DENY;
+		destination_from_ip6(&dst, ip6.daddr.in6_u.u6_addr32);
+		/* Extension headers are not walked: such packets match any-port entries only. */
+		dst.port = skb_destination_port(skb, sizeof(ip6), ip6.nexthdr);
+	} else {
+		return BFBPF_VERDICT_DENY;
+	}
+	return policy_verdict(sandbox, &dst);
+}

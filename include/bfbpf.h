@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The ABI shared by the BPF programs (bpf/bfbpf.bpf.c) and the control plane
+ * (user/). Map keys and values are laid out with explicit widths and no
+ * implicit padding so that both sides agree byte for byte.
+ *
+ * Every address is stored as 16 bytes: IPv4 as the IPv4-mapped IPv6 address
+ * ::ffff:a.b.c.d, so that one set of maps serves both families and a mapped
+ * or NAT64 destination is judged as the IPv4 address it carries.
+ */
+#ifndef BFBPF_H
+#define BFBPF_H
+
+#include <linux/types.h>
+
+/* Bumped whenever a key, value or map definition below changes. */
+#define BFBPF_ABI_VERSION 1
+
+/* Verdicts of the cgroup hooks: the kernel reads 1 as "go on", 0 as EPERM/drop. */
+#define BFBPF_VERDICT_DENY 0
+#define BFBPF_VERDICT_ALLOW 1
+
+/* Sizes of the maps (hash maps and LPM tries are allocated on use). */
+#define BFBPF_MAX_SANDBOXES 65536
+#define BFBPF_MAX_EXACT_ENTRIES (1 << 20)
+#define BFBPF_MAX_PREFIX_ENTRIES (1 << 18)
+
+/* How deep below the cgroup2 root a socket's cgroup may be and still be found. */
+#define BFBPF_MAX_CGROUP_DEPTH 32
+
+/* struct bfbpf_sandbox.flags */
+#define BFBPF_SANDBOX_PUBLIC (1u << 0)         /* network_mode public: allow everything */
+#define BFBPF_SANDBOX_ALLOW_LOOPBACK (1u << 1) /* 127.0.0.0/8, ::1, 0.0.0.0 and :: */
+
+/* Port value of an entry that allows every port. */
+#define BFBPF_PORT_ANY 0
+
+/*
+ * One per attached sandbox, keyed by the cgroup id (inode of the cgroup2
+ * directory) of the attached cgroup. Rewriting this value is the atomic flip
+ * of an update: the programs read generation and flags from one element.
+ */
+struct bfbpf_sandbox {
+	__u32 generation; /* which allow entries apply; unique across sandboxes */
+	__u32 flags;      /* BFBPF_SANDBOX_* */
+	__u64 digest;     /* digest of the canonical policy, for verify */
+};
+
+/* Key of the exact-address hash map. port is in host byte order. */
+struct bfbpf_exact_key {
+	__u32 generation;
+	__u32 port;
+	__u8 addr[16];
+};
+
+/*
+ * Key of the prefix LPM trie. prefixlen counts the bits of generation and port
+ * (always fully matched, 64 bits) plus the address prefix.
+ */
+struct bfbpf_prefix_key {
+	__u32 prefixlen;
+	__u32 generation;
+	__u32 port; /* host byte order; always matched in full, so order is moot */
+	__u8 addr[16];
+};
+
+#define BFBPF_PREFIX_FIXED_BITS 64
+
+/* Value of both allow maps; its presence is the allowance. */
+struct bfbpf_allow_value {
+	__u8 present;
+};
+
+#endif /* BFBPF_H */

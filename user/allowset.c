@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allowset.h"
+
+int allowset_add(struct allowset *set, const struct allowset_entry *entry)
+{
+	if (set->count == set->capacity) {
+		size_t capacity = set->capacity ? set->capacity * 2 : 16;
+		struct allowset_entry *grown =
+			reallocarray(set->entries, capacity, sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		set->entries = grown;
+		set->capacity = capacity;
+	}
+	set->entries[set->count++] = *entry;
+	return 0;
+}
+
+int allowset_entry_compare(const struct allowset_entry *a, const struct allowset_entry *b)
+{
+	int order = memcmp(a->addr, b->addr, sizeof(a->addr));
+
+	if (order)
+		return order;
+	if (a->prefix_len != b->prefix_len)
+		return a->prefix_len < b->prefix_len ? -1 : 1;
+	if (a->port != b->port)
+		return a->port < b->port ? -1 : 1;
+	return 0;
+}
+
+static int allowset_compare_void(const void *a, const void *b)
+{
+	return allowset_entry_compare(a, b);
+}
+
+void allowset_normalize(struct allowset *set)
+{
+	size_t kept = 0;
+
+	if (!set->count)
+		return;
+	qsort(set->entries, set->count, sizeof(set->entries[0]), allowset_compare_void);
+	for (size_t i = 1; i < set->count; i++) {
+		if (allowset_entry_compare(&set->entries[kept], &set->entries[i]))
+			set->entries[++kept] = set->entries[i];
+	}
+	set->count = kept + 1;
+}
+
+bool allowset_contains(const struct allowset *set, const struct allowset_entry *entry)
+{
+	return set->count && bsearch(entry, set->entries, set->count, sizeof(set->entries[0]),
+				     allowset_compare_void) != NULL;
+}
+
+static int allowset_add_policy_entries(struct allowset *set, const struct policy_entry *entries,
+				       size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		struct allowset_entry entry = {0};
+		int err;
+
+		if (entries[i].kind != POLICY_ENTRY_ADDRESS)
+			continue;
+		memcpy(entry.addr, &entries[i].addr, sizeof(entry.addr));
+		entry.prefix_len = entries[i].prefix_len;
+		entry.port = entries[i].port;
+		err = allowset_add(set, &entry);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int allowset_from_policy(const struct policy *policy, struct allowset *out)
+{
+	struct allowset set = {0};
+	int err = 0;
+
+	if (policy->mode == POLICY_MODE_ALLOWLIST) {
+		err = allowset_add_policy_entries(&set, policy->allowed_hosts,
+						  policy->n_allowed_hosts);
+		if (err)
+			goto cleanup;
+	}
+	if (policy->mode != POLICY_MODE_PUBLIC && policy->allow_model_endpoint) {
+		err = allowset_add_policy_entries(&set, policy->model_endpoints,
+						  policy->n_model_endpoints);
+		if (err)
+			goto cleanup;
+	}
+	allowset_normalize(&set);
+	*out = set;
+	return 0;
+cleanup:
+	allowset_free(&set);
+	return err;
+}
+
+int allowset_diff(const struct allowset *prev, const struct allowset *next, struct allowset *added,
+		  struct allowset *removed)
+{
+	struct allowset plus = {0}, minus = {0};
+	size_t i = 0, j = 0;
+	int err = 0;
+
+	/* Both sets are sorted: one merge pass. */
+	while (i < prev->count || j < next->count) {
+		int order = i == prev->count   ? 1
+			    : j == next->count ? -1
+					       : allowset_entry_compare(&prev->entries[i],
+									&next->entries[j]);
+
+		if (order < 0)
+			err = allowset_add(&minus, &prev->entries[i++]);
+		else if (order > 0)
+			err = allowset_add(&plus, &next->entries[j++]);
+		else
+			i++, j++;
+		if (err)
+			goto cleanup;
+	}
+	*added = plus;
+	*removed = minus;
+	return 0;
+cleanup:
+	allowset_free(&plus);
+	allowset_free(&minus);
+	return err;
+}
+
+void allowset_free(struct allowset *set)
+{
+	free(set->entries);
+	memset(set, 0, sizeof(*set));
+}

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+
+#include "cgroup.h"
+
+int cgroup_mount_find(char *out, size_t size)
+{
+	FILE *mountinfo = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t capacity = 0;
+	int err = -ENOENT;
+
+	if (!mountinfo)
+		return -errno;
+	while (getline(&line, &capacity, mountinfo) > 0) {
+		/* "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPER" */
+		char root[PATH_MAX], mountpoint[PATH_MAX], fstype[64];
+		const char *separator = strstr(line, " - ");
+
+		if (!separator || sscanf(separator, " - %63s", fstype) != 1 ||
+		    strcmp(fstype, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mountpoint) != 2)
+			continue;
+		if (strcmp(root, "/"))
+			continue; /* a bind mount of a subtree: not the whole hierarchy */
+		if ((size_t)snprintf(out, size, "%s", mountpoint) >= size) {
+			err = -ENAMETOOLONG;
+			break;
+		}
+		err = 0;
+		break;
+	}
+	free(line);
+	fclose(mountinfo);
+	return err;
+}
+
+int cgroup_resolve(const char *given, char *out, size_t size)
+{
+	char mount[PATH_MAX], joined[PATH_MAX], real[PATH_MAX];
+	struct statfs fs;
+	size_t mount_length;
+	int err;
+
+	err = cgroup_mount_find(mount, sizeof(mount));
+	if (err)
+		return err;
+	if (given[0] == '/')
+		err = snprintf(joined, sizeof(joined), "%s", given);
+	else
+		err = snprintf(joined, sizeof(joined), "%s/%s", mount, given);
+	if (err < 0 || (size_t)err >= sizeof(joined))
+		return -ENAMETOOLONG;
+	if (!realpath(joined, real))
+		return -errno;
+	if (statfs(real, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC)
+		return -EINVAL;
+	mount_length = strlen(mount);
+	if (strncmp(real, mount, mount_length) ||
+	    (real[mount_length] != '/' && real[mount_length] != '\0'))
+		return -EINVAL;
+	if ((size_t)snprintf(out, size, "%s", real) >= size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int cgroup_of_pid(pid_t pid, char *out, size_t size)
+{
+	char path[64], *line = NULL, mount[PATH_MAX];
+	size_t capacity = 0;
+	FILE *file;
+	int err = -ENOENT;
+
+	err = cgroup_mount_find(mount, sizeof(mount));
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	file = fopen(path, "re");
+	if (!file)
+		return errno == ENOENT ? -ESRCH : -errno;
+	err = -ENOENT;
+	while (getline(&line, &capacity, file) > 0) {
+		/* The cgroup v2 line is "0::/path". */
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if ((size_t)snprintf(out, size, "%s%s", mount, strcmp(line + 3, "/") ? line + 3 : "") >=
+		    size)
+			err = -ENAMETOOLONG;
+		else
+			err = 0;
+		break;
+	}
+	free(line);
+	fclose(file);
+	return err;
+}
+
+int cgroup_id_of_path(const char *path, uint64_t *id)
+{
+	struct stat st;
+
+	/* On cgroup2 the inode number is the kernfs node id, which is the cgroup id. */
+	if (stat(path, &st))
+		return -errno;
+	*id = (uint64_t)st.st_ino;
+	return 0;
+}
+
+static int cgroup_write_file(const char *dir, const char *file, const char *text)
+{
+	char path[PATH_MAX];
+	ssize_t written;
+	int fd, err = 0;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	written = write(fd, text, strlen(text));
+	if (written < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int cgroup_join(const char *path, pid_t pid)
+{
+	char text[32];
+
+	snprintf(text, sizeof(text), "%d", pid ? (int)pid : (int)getpid());
+	return cgroup_write_file(path, "cgroup.procs", text);
+}
+
+static int cgroup_kill_each(const char *path)
+{
+	char procs[PATH_MAX];
+	FILE *file;
+	int pid, found = 0;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", path);
+	file = fopen(procs, "re");
+	if (!file)
+		return -errno;
+	while (fscanf(file, "%d", &pid) == 1) {
+		kill(pid, SIGKILL);
+		found++;
+	}
+	fclose(file);
+	return found;
+}
+
+int cgroup_kill_and_remove(const char *path)
+{
+	struct timespec pause = {0, 10 * 1000 * 1000};
+
+	/* cgroup.kill (5.14+) kills atomically, including processes forking right now. */
+	if (cgroup_write_file(path, "cgroup.kill", "1"))
+		cgroup_kill_each(path);
+	for (int attempt = 0; attempt < 500; attempt++) {
+		if (!rmdir(path) || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY)
+			return -errno;
+		cgroup_kill_each(path);
+		nanosleep(&pause, NULL);
+	}
+	return -EBUSY;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* cgroup v2: finding the mount, naming a cgroup, its id, transient cgroups. */
+#ifndef BFBPF_CGROUP_H
+#define BFBPF_CGROUP_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The cgroup2 mount point, from /proc/self/mountinfo. Returns 0 or -ENOENT. */
+int cgroup_mount_find(char *out, size_t size);
+
+/*
+ * Resolve a cgroup given as an absolute path or one relative to the cgroup2
+ * mount into a canonical absolute directory path under that mount.
+ * -ENOENT if it does not exist, -EINVAL if it is not a cgroup2 directory.
+ */
+int cgroup_resolve(const char *given, char *out, size_t size);
+/* The cgroup v2 directory of a process (from /proc/PID/cgroup). */
+int cgroup_of_pid(pid_t pid, char *out, size_t size);
+/* The cgroup id (the kernfs node id the BPF helpers report) of a directory. */
+int cgroup_id_of_path(const char *path, uint64_t *id);
+
+/* Move a process into the cgroup (pid 0: the caller). */
+int cgroup_join(const char *path, pid_t pid);
+/* Kill every process in the cgroup and remove it (and nothing else). */
+int cgroup_kill_and_remove(const char *path);
+
+#endif /* BFBPF_CGROUP_H */

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "client.h"
+#include "ctl.h"
+#include "daemon.h"
+
+const char *client_socket_path(const char *given)
+{
+	const char *environment = getenv("BFBPF_SOCKET");
+
+	if (given)
+		return given;
+	return environment && *environment ? environment : DAEMON_DEFAULT_SOCKET;
+}
+
+static int client_connect(const char *path, char *err, size_t err_size)
+{
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(address.sun_path)) {
+		snprintf(err, err_size, "socket path %s is too long", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(address.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&address, sizeof(address))) {
+		int saved = errno;
+
+		snprintf(err, err_size,
+			 "cannot reach the bfbpf daemon at %s: %s (start it with 'bfbpf daemon', "
+			 "or pass --socket)",
+			 path, strerror(saved));
+		close(fd);
+		return -saved;
+	}
+	return fd;
+}
+
+static int client_read_line(int fd, char **line, char *err, size_t err_size)
+{
+	size_t length = 0, capacity = 4096;
+	char *buffer = malloc(capacity);
+
+	if (!buffer)
+		return -ENOMEM;
+	for (;;) {
+		struct pollfd poller = {.fd = fd, .events = POLLIN};
+		ssize_t n;
+
+		if (poll(&poller, 1, CLIENT_TIMEOUT_SECONDS * 1000) <= 0) {
+			snprintf(err, err_size, "the daemon did not answer within %d s",
+				 CLIENT_TIMEOUT_SECONDS);
+			free(buffer);
+			return -ETIMEDOUT;
+		}
+		if (length + 4096 > capacity) {
+			char *grown = realloc(buffer, capacity * 2);
+
+			if (!grown) {
+				free(buffer);
+				return -ENOMEM;
+			}
+			buffer = grown;
+			capacity *= 2;
+		}
+		n = recv(fd, buffer + length, capacity - length - 1, 0);
+		if (n <= 0) {
+			snprintf(err, err_size, "the daemon closed the connection without a reply");
+			free(buffer);
+			return -ECONNRESET;
+		}
+		length += (size_t)n;
+		buffer[length] = '\0';
+		if (memchr(buffer, '\n', length))
+			break;
+	}
+	*line = buffer;
+	return 0;
+}
+
+int client_request(const char *socket_path, json_t *request, json_t **reply, char *err,
+		   size_t err_size)
+{
+	char *text = NULL, *line = NULL;
+	json_error_t json_error;
+	size_t length, sent = 0;
+	int fd, result = 0;
+
+	fd = client_connect(socket_path, err, err_size);
+	if (fd < 0)
+		return fd;
+	text = json_dumps(request, JSON_COMPACT);
+	if (!text) {
+		result = -ENOMEM;
+		goto cleanup;
+	}
+	length = strlen(text);
+	text[length++] = '\n';
+	while (sent < length) {
+		ssize_t n = send(fd, text + sent, length - sent, MSG_NOSIGNAL);
+
+		if (n <= 0) {
+			result = -errno;
+			snprintf(err, err_size, "sending to the daemon: %s", strerror(errno));
+			goto cleanup;
+		}
+		sent += (size_t)n;
+	}
+	result = client_read_line(fd, &line, err, err_size);
+	if (result)
+		goto cleanup;
+	*reply = json_loads(line, JSON_DISABLE_EOF_CHECK, &json_error);
+	if (!*reply || !json_is_object(*reply)) {
+		json_decref(*reply);
+		result = -EPROTO;
+		snprintf(err, err_size, "the daemon sent an invalid reply: %s", json_error.text);
+	}
+cleanup:
+	free(line);
+	free(text);
+	close(fd);
+	return result;
+}

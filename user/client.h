@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The CLI's side of the control socket. */
+#ifndef BFBPF_CLIENT_H
+#define BFBPF_CLIENT_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#define CLIENT_TIMEOUT_SECONDS 120
+
+/* --socket, else $BFBPF_SOCKET, else the default path. */
+const char *client_socket_path(const char *given);
+/* Send one request, wait for its reply line. -errno with err filled on failure. */
+int client_request(const char *socket_path, json_t *request, json_t **reply, char *err,
+		   size_t err_size);
+
+#endif /* BFBPF_CLIENT_H */

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cgroup.h"
+#include "ctl.h"
+#include "log.h"
+#include "verify.h"
+
+static const char *const ctl_op_names[] = {
+	[CTL_OP_ATTACH] = "attach", [CTL_OP_UPDATE] = "update", [CTL_OP_DETACH] = "detach",
+	[CTL_OP_STATUS] = "status", [CTL_OP_VERIFY] = "verify",
+};
+
+static int ctl_fail(struct sandbox_error *error, const char *code, const char *message)
+{
+	error->code = code;
+	snprintf(error->message, sizeof(error->message), "%s", message);
+	return -EINVAL;
+}
+
+static int ctl_request_fields(struct ctl_request *request, struct sandbox_error *error)
+{
+	bool wants_cgroup = request->op != CTL_OP_STATUS;
+	bool wants_policy = request->op == CTL_OP_ATTACH || request->op == CTL_OP_UPDATE;
+	const char *key;
+	json_t *value;
+
+	json_object_foreach(request->root, key, value)
+	{
+		if (!strcmp(key, "op"))
+			continue;
+		if (!strcmp(key, "cgroup")) {
+			if (!json_is_string(value) || !json_string_length(value))
+				return ctl_fail(error, "bad_request",
+						"\"cgroup\" must be a non-empty string");
+			request->cgroup = json_string_value(value);
+		} else if (!strcmp(key, "policy") && wants_policy) {
+			if (!json_is_object(value))
+				return ctl_fail(error, "bad_request",
+						"\"policy\" must be an object");
+		} else {
+			char message[160];
+
+			snprintf(message, sizeof(message), "unknown field \"%.64s\" for op %s", key,
+				 ctl_op_names[request->op]);
+			return ctl_fail(error, "bad_request", message);
+		}
+	}
+	if (wants_cgroup && !request->cgroup)
+		return ctl_fail(error, "bad_request", "missing field \"cgroup\"");
+	if (wants_policy) {
+		value = json_object_get(request->root, "policy");
+		if (!value)
+			return ctl_fail(error, "bad_request", "missing field \"policy\"");
+		if (policy_from_json(value, &request->policy, error->message,
+				     sizeof(error->message))) {
+			error->code = "invalid_policy";
+			return -EINVAL;
+		}
+		request->has_policy = true;
+	}
+	return 0;
+}
+
+int ctl_request_parse(const char *line, size_t length, struct ctl_request *request,
+		      struct sandbox_error *error)
+{
+	json_error_t json_error;
+	json_t *op;
+	size_t i;
+	int err;
+
+	memset(request, 0, sizeof(*request));
+	if (length > CTL_MAX_REQUEST_BYTES)
+		return ctl_fail(error, "too_large", "request larger than 1 MiB");
+	/* JSON_REJECT_DUPLICATES: a repeated key must not smuggle a second value past us. */
+	request->root = json_loadb(line, length, JSON_REJECT_DUPLICATES, &json_error);
+	if (!request->root) {
+		error->code = "bad_json";
+		snprintf(error->message, sizeof(error->message), "invalid JSON: %s",
+			 json_error.text);
+		return -EINVAL;
+	}
+	err = -EINVAL;
+	if (!json_is_object(request->root)) {
+		ctl_fail(error, "bad_request", "a request is a JSON object");
+		goto cleanup;
+	}
+	op = json_object_get(request->root, "op");
+	if (!json_is_string(op)) {
+		ctl_fail(error, "bad_request", "missing string field \"op\"");
+		goto cleanup;
+	}
+	for (i = 0; i < sizeof(ctl_op_names) / sizeof(ctl_op_names[0]); i++)
+		if (!strcmp(json_string_value(op), ctl_op_names[i]))
+			break;
+	if (i == sizeof(ctl_op_names) / sizeof(ctl_op_names[0])) {
+		ctl_fail(error, "unknown_op",
+			 "unknown op; expected attach, update, detach, status or verify");
+		goto cleanup;
+	}
+	request->op = (enum ctl_op)i;
+	err = ctl_request_fields(request, error);
+	if (err)
+		goto cleanup;
+	return 0;
+cleanup:
+	ctl_request_free(request);
+	return err;
+}
+
+void ctl_request_free(struct ctl_request *request)
+{
+	if (request->has_policy)
+		policy_free(&request->policy);
+	json_decref(request->root);
+	memset(request, 0, sizeof(*request));
+}
+
+json_t *ctl_reply_error(const char *code, const char *message)
+{
+	return json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", code, "message",
+			 message);
+}
+
+static json_t *ctl_reply_ok(json_t *fields)
+{
+	json_object_set_new(fields, "ok", json_true());
+	return fields;
+}
+
+/* The attached sandbox a request names; NULL with an error reply otherwise. */
+static struct sandbox *ctl_sandbox_of(struct sandbox_registry *registry, const char *given,
+				      json_t **reply)
+{
+	char path[PATH_MAX], message[PATH_MAX + 128];
+	struct sandbox *sandbox;
+	uint64_t id;
+	int err;
+
+	err = cgroup_resolve(given, path, sizeof(path));
+	if (!err)
+		err = cgroup_id_of_path(path, &id);
+	if (err) {
+		snprintf(message, sizeof(message), "cgroup %s: %s", given,
+			 err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
+		*reply = ctl_reply_error("no_cgroup", message);
+		return NULL;
+	}
+	sandbox = sandbox_find(registry, id);
+	if (!sandbox) {
+		snprintf(message, sizeof(message), "cgroup %s is not attached", path);
+		*reply = ctl_reply_error("not_attached", message);
+	}
+	return sandbox;
+}
+
+static json_t *ctl_status(struct sandbox_registry *registry, const char *cgroup)
+{
+	json_t *list = json_array(), *reply = NULL;
+
+	if (cgroup) {
+		struct sandbox *sandbox = ctl_sandbox_of(registry, cgroup, &reply);
+
+		if (!sandbox) {
+			json_decref(list);
+			return reply;
+		}
+		json_array_append_new(list, sandbox_to_json(sandbox));
+	} else {
+		for (size_t i = 0; i < registry->count; i++)
+			json_array_append_new(list, sandbox_to_json(registry->items[i]));
+	}
+	return ctl_reply_ok(json_pack("{s:o}", "sandboxes", list));
+}
+
+static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request *request)
+{
+	struct sandbox_error error = {.code = "internal"};
+	struct sandbox *sandbox = NULL;
+	json_t *reply = NULL;
+	char digest[17];
+
+	switch (request->op) {
+	case CTL_OP_STATUS:
+		return ctl_status(registry, request->cgroup);
+	case CTL_OP_ATTACH:
+		if (sandbox_attach(registry, request->cgroup, &request->policy, &sandbox, &error))
+			return ctl_reply_error(error.code, error.message);
+		break;
+	default:
+		sandbox = ctl_sandbox_of(registry, request->cgroup, &reply);
+		if (!sandbox)
+			return reply;
+		if (request->op == CTL_OP_VERIFY)
+			return ctl_reply_ok(verify_sandbox(registry, sandbox));
+		if (request->op == CTL_OP_DETACH) {
+			char path[PATH_MAX];
+
+			snprintf(path, sizeof(path), "%s", sandbox->path);
+			if (sandbox_detach(registry, sandbox, &error))
+				return ctl_reply_error(error.code, error.message);
+			return ctl_reply_ok(json_pack("{s:s}", "cgroup", path));
+		}
+		if (sandbox_update(registry, sandbox, &request->policy, &error))
+			return ctl_reply_error(error.code, error.message);
+		break;
+	}
+	sandbox_digest_format(sandbox->digest, digest);
+	return ctl_reply_ok(json_pack("{s:s, s:I, s:I, s:s, s:I}", "cgroup", sandbox->path,
+				      "cgroup_id", (json_int_t)sandbox->cgroup_id, "generation",
+				      (json_int_t)sandbox->generation, "digest", digest, "entries",
+				      (json_int_t)sandbox->applied.count));
+}
+
+json_t *ctl_handle_line(struct sandbox_registry *registry, const char *line, size_t length)
+{
+	struct sandbox_error error = {.code = "internal"};
+	struct ctl_request request;
+	json_t *reply;
+
+	if (ctl_request_parse(line, length, &request, &error)) {
+		log_debug("refused request: %s: %s", error.code, error.message);
+		return ctl_reply_error(error.code, error.message);
+	}
+	reply = ctl_execute(registry, &request);
+	ctl_request_free(&request);
+	return reply ? reply : ctl_reply_error("internal", "out of memory");
+}

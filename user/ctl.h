@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Control socket protocol: one JSON object per line in, one per line out
+ * (DESIGN.md "Control socket"). Parsing is separate from execution so that
+ * the parser, which reads untrusted input, is unit-tested and fuzzed alone.
+ */
+#ifndef BFBPF_CTL_H
+#define BFBPF_CTL_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#include "sandbox.h"
+
+/* Longest request line accepted; a longer one is refused with "too_large". */
+#define CTL_MAX_REQUEST_BYTES (1 << 20)
+
+enum ctl_op { CTL_OP_ATTACH, CTL_OP_UPDATE, CTL_OP_DETACH, CTL_OP_STATUS, CTL_OP_VERIFY };
+
+struct ctl_request {
+	enum ctl_op op;
+	const char *cgroup; /* NULL when absent (status) */
+	struct policy policy; /* attach and update */
+	bool has_policy;
+	json_t *root;       /* owns the strings above */
+};
+
+/*
+ * Parse one request line (without its newline). Returns 0, or a negative
+ * errno with error->code ("bad_json", "bad_request", "unknown_op",
+ * "invalid_policy", "too_large") and a message.
+ */
+int ctl_request_parse(const char *line, size_t length, struct ctl_request *request,
+		      struct sandbox_error *error);
+void ctl_request_free(struct ctl_request *request);
+
+json_t *ctl_reply_error(const char *code, const char *message);
+/* Execute one request line against the registry; returns the reply object. */
+json_t *ctl_handle_line(struct sandbox_registry *registry, const char *line, size_t length);
+
+#endif /* BFBPF_CTL_H */

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The daemon: owns the pinned BPF objects and serves the control socket. */
+#ifndef BFBPF_DAEMON_H
+#define BFBPF_DAEMON_H
+
+#include <sys/types.h>
+
+#define DAEMON_DEFAULT_SOCKET "/run/bfbpf/bfbpf.sock"
+#define DAEMON_DEFAULT_BPFFS "/sys/fs/bpf/bfbpf"
+
+struct daemon_options {
+	const char *socket_path;
+	const char *bpffs_dir;
+	const char *state_dir; /* default: "state" beside the socket */
+	gid_t socket_group;    /* (gid_t)-1: root only */
+	int client_timeout_seconds;
+};
+
+/* Runs until SIGINT or SIGTERM; sandboxes stay enforced after it returns. */
+int daemon_run(const struct daemon_options *options);
+
+/* Make sure the bpffs that holds dir is mounted (mounts /sys/fs/bpf if needed). */
+int daemon_bpffs_ensure(const char *dir);
+
+#endif /* BFBPF_DAEMON_H */

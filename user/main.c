@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "cli.h"
+
+int main(int argc, char **argv)
+{
+	return cli_main(argc, argv);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Policy: parsing and validation of the policy file (DESIGN.md, docs/policy.md). */
+#ifndef BFBPF_POLICY_H
+#define BFBPF_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <jansson.h>
+
+/* Documented limits (docs/policy.md); exceeding one is a parse error. */
+#define POLICY_MAX_ALLOWED_HOSTS 100000
+#define POLICY_MAX_MODEL_ENDPOINTS 64
+#define POLICY_MAX_ENTRY_LENGTH 300
+#define POLICY_MAX_JSON_BYTES (16 << 20)
+#define HOSTNAME_MAX_LENGTH 253
+#define HOSTNAME_MAX_LABEL 63
+/* A buffer of this size holds any policy_entry_format() text ("*." name ":65535"). */
+#define POLICY_ENTRY_TEXT_MAX 272
+
+enum policy_mode {
+	POLICY_MODE_PUBLIC,
+	POLICY_MODE_NO_NETWORK,
+	POLICY_MODE_ALLOWLIST,
+};
+
+enum policy_entry_kind {
+	POLICY_ENTRY_ADDRESS,  /* an address or CIDR: addr/prefix_len */
+	POLICY_ENTRY_HOSTNAME, /* a name: the name and every subdomain */
+	POLICY_ENTRY_WILDCARD, /* "*.name": every subdomain, never the apex */
+};
+
+struct policy_entry {
+	enum policy_entry_kind kind;
+	/* HOSTNAME and WILDCARD: normalised name (lower case, no trailing dot,
+	 * without the "*." of a wildcard). */
+	char name[HOSTNAME_MAX_LENGTH + 1];
+	/* ADDRESS: IPv4 stored as ::ffff:a.b.c.d; prefix_len counts in the
+	 * 128-bit space (an IPv4 /24 is 120). Host bits are never set. */
+	struct in6_addr addr;
+	uint8_t prefix_len;
+	uint16_t port; /* 0: every port */
+};
+
+struct policy {
+	enum policy_mode mode;
+	bool allow_loopback;       /* default true */
+	bool allow_model_endpoint; /* default true */
+	size_t n_allowed_hosts;
+	struct policy_entry *allowed_hosts;
+	size_t n_model_endpoints;
+	struct policy_entry *model_endpoints;
+};
+
+/*
+ * Parse a policy object. On error returns -EINVAL (or -ENOMEM) and writes one
+ * line naming the bad key or entry into err; *out is then untouched.
+ */
+int policy_from_json(const json_t *object, struct policy *out, char *err, size_t err_size);
+/* Same, from text (a file's content). */
+int policy_parse(const char *text, size_t length, struct policy *out, char *err, size_t err_size);
+/* Read and parse a policy file. */
+int policy_load_file(const char *path, struct policy *out, char *err, size_t err_size);
+void policy_free(struct policy *policy);
+
+/* Canonical JSON (entries normalised and sorted, defaults explicit). New reference. */
+json_t *policy_to_json(const struct policy *policy);
+/* 64-bit FNV-1a of the canonical JSON text: detects drift, not adversaries. */
+uint64_t policy_digest(const struct policy *policy);
+
+/* One entry of allowed_hosts (model_endpoint false) or model_endpoints (true). */
+int policy_entry_parse(const char *text, bool model_endpoint, struct policy_entry *out, char *err,
+		       size_t err_size);
+/* Format an entry back into policy syntax ("[2001:db8::/32]:443"). */
+int policy_entry_format(const struct policy_entry *entry, char *buf, size_t size);
+
+const char *policy_mode_name(enum policy_mode mode);
+int policy_mode_from_name(const char *name, enum policy_mode *out);
+
+#endif /* BFBPF_POLICY_H */

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "cgroup.h"
+#include "log.h"
+#include "sandbox.h"
+
+static void sandbox_error_set(struct sandbox_error *error, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void sandbox_error_set(struct sandbox_error *error, const char *code, const char *fmt, ...)
+{
+	va_list args;
+
+	error->code = code;
+	va_start(args, fmt);
+	vsnprintf(error->message, sizeof(error->message), fmt, args);
+	va_end(args);
+}
+
+uint32_t sandbox_flags(const struct policy *policy)
+{
+	uint32_t flags = 0;
+
+	if (policy->mode == POLICY_MODE_PUBLIC)
+		flags |= BFBPF_SANDBOX_PUBLIC;
+	if (policy->allow_loopback)
+		flags |= BFBPF_SANDBOX_ALLOW_LOOPBACK;
+	return flags;
+}
+
+void sandbox_digest_format(uint64_t digest, char out[17])
+{
+	snprintf(out, 17, "%016" PRIx64, digest);
+}
+
+/* A deep copy through the canonical form, which policy_from_json accepts by construction. */
+static int sandbox_policy_copy(const struct policy *policy, struct policy *out)
+{
+	json_t *canonical = policy_to_json(policy);
+	char err[256];
+	int result;
+
+	if (!canonical)
+		return -ENOMEM;
+	result = policy_from_json(canonical, out, err, sizeof(err));
+	json_decref(canonical);
+	return result;
+}
+
+int sandbox_registry_init(struct sandbox_registry *registry, struct loader *loader,
+			  const char *state_dir)
+{
+	memset(registry, 0, sizeof(*registry));
+	registry->loader = loader;
+	registry->state_dir = state_dir;
+	if (state_dir && mkdir(state_dir, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+struct sandbox *sandbox_find(struct sandbox_registry *registry, uint64_t cgroup_id)
+{
+	for (size_t i = 0; i < registry->count; i++)
+		if (registry->items[i]->cgroup_id == cgroup_id)
+			return registry->items[i];
+	return NULL;
+}
+
+static int sandbox_registry_add(struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	struct sandbox **grown =
+		reallocarray(registry->items, registry->count + 1, sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	registry->items = grown;
+	registry->items[registry->count++] = sandbox;
+	return 0;
+}
+
+static void sandbox_registry_remove(struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	for (size_t i = 0; i < registry->count; i++) {
+		if (registry->items[i] != sandbox)
+			continue;
+		registry->items[i] = registry->items[--registry->count];
+		return;
+	}
+}
+
+static void sandbox_free(struct sandbox *sandbox)
+{
+	if (!sandbox)
+		return;
+	loader_links_close(sandbox->link_fds);
+	if (sandbox->policy_known)
+		policy_free(&sandbox->policy);
+	allowset_free(&sandbox->applied);
+	free(sandbox);
+}
+
+static void sandbox_state_path(const struct sandbox_registry *registry, uint64_t cgroup_id,
+			       char *out, size_t size)
+{
+	snprintf(out, size, "%s/%" PRIu64 ".json", registry->state_dir, cgroup_id);
+}
+
+/* Atomic (write then rename): a crash leaves the old state or the new, never half. */
+static int sandbox_state_write(const struct sandbox_registry *registry,
+			       const struct sandbox *sandbox)
+{
+	char path[PATH_MAX], temporary[PATH_MAX + 8];
+	json_t *state;
+	int err = 0;
+
+	if (!registry->state_dir)
+		return 0;
+	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
+	snprintf(temporary, sizeof(temporary), "%s.tmp", path);
+	state = json_pack("{s:s, s:o}", "cgroup", sandbox->path, "policy",
+			  policy_to_json(&sandbox->policy));
+	if (!state)
+		return -ENOMEM;
+	if (json_dump_file(state, temporary, JSON_COMPACT | JSON_SORT_KEYS) ||
+	    rename(temporary, path))
+		err = -errno ? -errno : -EIO;
+	json_decref(state);
+	if (err)
+		log_error("writing state %s: %s", path, strerror(-err));
+	return err;
+}
+
+static void sandbox_state_remove(const struct sandbox_registry *registry, uint64_t cgroup_id)
+{
+	char path[PATH_MAX];
+
+	if (!registry->state_dir)
+		return;
+	sandbox_state_path(registry, cgroup_id, path, sizeof(path));
+	unlink(path);
+}
+
+static bool path_within(const char *inner, const char *outer)
+{
+	size_t length = strlen(outer);
+
+	return !strncmp(inner, outer, length) && inner[length] == '/';
+}
+
+int sandbox_attach(struct sandbox_registry *registry, const char *path,
+		   const struct policy *policy, struct sandbox **out, struct sandbox_error *error)
+{
+	struct sandbox *sandbox = calloc(1, sizeof(*sandbox));
+	struct bfbpf_sandbox value = {0};
+	bool entries_written = false, value_written = false;
+	int err;
+
+	if (!sandbox)
+		return -ENOMEM;
+	loader_links_close(sandbox->link_fds); /* all -1 */
+	err = cgroup_resolve(path, sandbox->path, sizeof(sandbox->path));
+	if (err) {
+		sandbox_error_set(error, "no_cgroup", "cgroup %s: %s", path,
+				  err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
+		goto cleanup;
+	}
+	err = cgroup_id_of_path(sandbox->path, &sandbox->cgroup_id);
+	if (err) {
+		sandbox_error_set(error, "no_cgroup", "cgroup %s: %s", sandbox->path,
+				  strerror(-err));
+		goto cleanup;
+	}
+	if (sandbox_find(registry, sandbox->cgroup_id)) {
+		err = -EEXIST;
+		sandbox_error_set(error, "already_attached",
+				  "cgroup %s is already attached; use update to change its policy",
+				  sandbox->path);
+		goto cleanup;
+	}
+	for (size_t i = 0; i < registry->count; i++) {
+		const char *other = registry->items[i]->path;
+
+		if (!other[0])
+			continue; /* adopted without a known path */
+		if (!path_within(sandbox->path, other) && !path_within(other, sandbox->path))
+			continue;
+		err = -EEXIST;
+		sandbox_error_set(error, "nested",
+				  "cgroup %s is nested with attached sandbox %s; nested sandboxes are "
+				  "not supported (a descendant is held to its ancestor's policy)",
+				  sandbox->path, other);
+		goto cleanup;
+	}
+	err = sandbox_policy_copy(policy, &sandbox->policy);
+	if (err) {
+		sandbox_error_set(error, "internal", "copying the policy: %s", strerror(-err));
+		goto cleanup;
+	}
+	sandbox->policy_known = true;
+	sandbox->digest = policy_digest(policy);
+	err = allowset_from_policy(policy, &sandbox->applied);
+	if (err)
+		goto kernel_error;
+	sandbox->generation = loader_next_generation(registry->loader);
+	/* Policy first, links last: a program that starts running finds its policy. */
+	err = loader_entries_write(registry->loader, sandbox->generation, &sandbox->applied);
+	if (err)
+		goto kernel_error;
+	entries_written = true;
+	value.generation = sandbox->generation;
+	value.flags = sandbox_flags(policy);
+	value.digest = sandbox->digest;
+	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
+	if (err)
+		goto kernel_error;
+	value_written = true;
+	err = loader_links_attach(registry->loader, sandbox->cgroup_id, sandbox->path,
+				  sandbox->link_fds);
+	if (err)
+		goto kernel_error;
+	err = sandbox_registry_add(registry, sandbox);
+	if (err)
+		goto kernel_error;
+	sandbox->since = time(NULL);
+	sandbox_state_write(registry, sandbox);
+	log_info("attached %s (cgroup id %" PRIu64 ", %s, generation %u, %zu entries)",
+		 sandbox->path, sandbox->cgroup_id, policy_mode_name(policy->mode),
+		 sandbox->generation, sandbox->applied.count);
+	*out = sandbox;
+	return 0;
+kernel_error:
+	sandbox_error_set(error, "kernel", "attaching %s: %s", sandbox->path, strerror(-err));
+	/* The links (if any) were undone by loader_links_attach; undo the maps. */
+	loader_links_detach(registry->loader, sandbox->cgroup_id, sandbox->link_fds);
+	if (value_written)
+		loader_sandbox_delete(registry->loader, sandbox->cgroup_id);
+	if (entries_written)
+		loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
+cleanup:
+	sandbox_free(sandbox);
+	return err;
+}
+
+int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
+		   const struct policy *policy, struct sandbox_error *error)
+{
+	struct allowset next = {0};
+	struct policy copy;
+	struct bfbpf_sandbox value = {0};
+	uint32_t generation;
+	int err;
+
+	err = sandbox_policy_copy(policy, &copy);
+	if (err) {
+		sandbox_error_set(error, "internal", "copying the policy: %s", strerror(-err));
+		return err;
+	}
+	err = allowset_from_policy(policy, &next);
+	if (err)
+		goto kernel_error;
+	/* The new generation's entries first, then the one-write flip, then the old ones go. */
+	generation = loader_next_generation(registry->loader);
+	err = loader_entries_write(registry->loader, generation, &next);
+	if (err)
+		goto kernel_error;
+	value.generation = generation;
+	value.flags = sandbox_flags(policy);
+	value.digest = policy_digest(policy);
+	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
+	if (err) {
+		loader_entries_delete(registry->loader, generation, &next);
+		goto kernel_error;
+	}
+	loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
+	/* Links adopted from an older daemon get this binary's programs. */
+	if (loader_links_refresh(registry->loader, sandbox->link_fds))
+		log_warn("%s: could not refresh the programs of its links", sandbox->path);
+	allowset_free(&sandbox->applied);
+	sandbox->applied = next;
+	sandbox->generation = generation;
+	sandbox->digest = value.digest;
+	if (sandbox->policy_known)
+		policy_free(&sandbox->policy);
+	sandbox->policy = copy;
+	sandbox->policy_known = true;
+	sandbox_state_write(registry, sandbox);
+	log_info("updated %s (%s, generation %u, %zu entries)", sandbox->path,
+		 policy_mode_name(policy->mode), generation, next.count);
+	return 0;
+kernel_error:
+	sandbox_error_set(error, "kernel", "updating %s: %s; the previous policy stays in force",
+			  sandbox->path, strerror(-err));
+	allowset_free(&next);
+	policy_free(&copy);
+	return err;
+}
+
+int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
+		   struct sandbox_error *error)
+{
+	int err;
+
+	/* Links first: once they are gone no program reads the entries below. */
+	err = loader_links_detach(registry->loader, sandbox->cgroup_id, sandbox->link_fds);
+	if (err) {
+		sandbox_error_set(error, "kernel", "detaching %s: %s", sandbox->path,
+				  strerror(-err));
+		return err;
+	}
+	loader_sandbox_delete(registry->loader, sandbox->cgroup_id);
+	loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
+	sandbox_state_remove(registry, sandbox->cgroup_id);
+	log_info("detached %s", sandbox->path);
+	sandbox_registry_remove(registry, sandbox);
+	sandbox_free(sandbox);
+	return 0;
+}
+
+/* The state file of an adopted sandbox: its path and policy. */
+static int sandbox_state_read(struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	char path[PATH_MAX], err_text[256];
+	json_error_t json_error;
+	json_t *state, *policy;
+	const char *cgroup;
+	int err = -EINVAL;
+
+	if (!registry->state_dir)
+		return -ENOENT;
+	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
+	state = json_load_file(path, 0, &json_error);
+	if (!state)
+		return -ENOENT;
+	if (json_unpack(state, "{s:s, s:o}", "cgroup", &cgroup, "policy", &policy))
+		goto cleanup;
+	snprintf(sandbox->path, sizeof(sandbox->path), "%s", cgroup);
+	err = policy_from_json(policy, &sandbox->policy, err_text, sizeof(err_text));
+	if (err)
+		goto cleanup;
+	sandbox->policy_known = true;
+cleanup:
+	json_decref(state);
+	return err;
+}
+
+static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_id)
+{
+	struct sandbox *sandbox = calloc(1, sizeof(*sandbox));
+	struct bfbpf_sandbox value;
+	int err;
+
+	if (!sandbox)
+		return -ENOMEM;
+	sandbox->cgroup_id = cgroup_id;
+	err = loader_sandbox_get(registry->loader, cgroup_id, &value);
+	if (err)
+		goto cleanup;
+	sandbox->generation = value.generation;
+	sandbox->digest = value.digest;
+	if (loader_links_open(registry->loader, cgroup_id, sandbox->link_fds))
+		log_warn("sandbox %" PRIu64 ": some links are not pinned; verify will say which",
+			 cgroup_id);
+	if (sandbox_state_read(registry, sandbox) ||
+	    policy_digest(&sandbox->policy) != value.digest) {
+		if (sandbox->policy_known)
+			policy_free(&sandbox->policy);
+		sandbox->policy_known = false;
+		log_warn("sandbox %" PRIu64 ": its policy state is lost or stale; it keeps "
+			 "enforcing what the maps hold until updated",
+			 cgroup_id);
+	}
+	/* What the maps hold is what update must later remove. */
+	err = loader_entries_read(registry->loader, value.generation, &sandbox->applied);
+	if (err)
+		goto cleanup;
+	sandbox->since = time(NULL);
+	err = sandbox_registry_add(registry, sandbox);
+	if (err)
+		goto cleanup;
+	log_info("re-adopted %s (cgroup id %" PRIu64 ", generation %u)",
+		 sandbox->path[0] ? sandbox->path : "(unknown path)", cgroup_id, value.generation);
+	return 0;
+cleanup:
+	sandbox_free(sandbox);
+	return err;
+}
+
+int sandbox_registry_adopt(struct sandbox_registry *registry)
+{
+	uint64_t *ids = NULL;
+	size_t count = 0;
+	int err;
+
+	err = loader_sandbox_list(registry->loader, &ids, &count);
+	if (err)
+		return err;
+	for (size_t i = 0; i < count; i++) {
+		err = sandbox_adopt_one(registry, ids[i]);
+		if (err) {
+			log_error("cannot re-adopt sandbox %" PRIu64 ": %s", ids[i],
+				  strerror(-err));
+			goto cleanup;
+		}
+	}
+	err = loader_entries_collect_garbage(registry->loader);
+	sandbox_registry_reap(registry);
+cleanup:
+	free(ids);
+	return err;
+}
+
+static bool sandbox_cgroup_gone(const struct sandbox *sandbox)
+{
+	uint64_t id;
+
+	if (!sandbox->path[0])
+		return false; /* unknown path: keep it, an operator can detach it */
+	return cgroup_id_of_path(sandbox->path, &id) == -ENOENT ||
+	       (cgroup_id_of_path(sandbox->path, &id) == 0 && id != sandbox->cgroup_id);
+}
+
+int sandbox_registry_reap(struct sandbox_registry *registry)
+{
+	struct sandbox_error error;
+	int reaped = 0;
+
+	for (size_t i = registry->count; i-- > 0;) {
+		struct sandbox *sandbox = registry->items[i];
+
+		if (!sandbox_cgroup_gone(sandbox))
+			continue;
+		log_info("cgroup %s was removed; forgetting its sandbox", sandbox->path);
+		if (!sandbox_detach(registry, sandbox, &error))
+			reaped++;
+	}
+	return reaped;
+}
+
+void sandbox_registry_free(struct sandbox_registry *registry)
+{
+	for (size_t i = 0; i < registry->count; i++)
+		sandbox_free(registry->items[i]);
+	free(registry->items);
+	memset(registry, 0, sizeof(*registry));
+}
+
+json_t *sandbox_to_json(const struct sandbox *sandbox)
+{
+	json_t *hooks = json_array(), *object;
+	char digest[17];
+
+	for (int hook = 0; hook < LOADER_HOOK_COUNT; hook++)
+		if (sandbox->link_fds[hook] >= 0)
+			json_array_append_new(hooks, json_string(loader_hook_name(hook)));
+	sandbox_digest_format(sandbox->digest, digest);
+	object = json_pack("{s:s, s:I, s:I, s:s, s:o, s:I, s:o}", "cgroup", sandbox->path,
+			   "cgroup_id", (json_int_t)sandbox->cgroup_id, "generation",
+			   (json_int_t)sandbox->generation, "digest", digest, "policy",
+			   sandbox->policy_known ? policy_to_json(&sandbox->policy) : json_null(),
+			   "entries", (json_int_t)sandbox->applied.count, "hooks", hooks);
+	return object;
+}

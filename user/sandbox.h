@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Sandboxes: the attached cgroups, each with its policy, its generation in
+ * the maps and its links; attach, update and detach with their ordering
+ * rules, and re-adoption of what a previous daemon left pinned.
+ */
+#ifndef BFBPF_SANDBOX_H
+#define BFBPF_SANDBOX_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "allowset.h"
+#include "loader.h"
+#include "policy.h"
+
+struct sandbox {
+	uint64_t cgroup_id;
+	char path[PATH_MAX];
+	bool policy_known; /* false: adopted without a readable state file */
+	struct policy policy;
+	uint64_t digest;
+	uint32_t generation;
+	struct allowset applied; /* the entries of generation in the maps */
+	int link_fds[LOADER_HOOK_COUNT];
+	time_t since;
+};
+
+struct sandbox_registry {
+	struct loader *loader;
+	const char *state_dir; /* NULL: no state files (bfbpf run) */
+	size_t count;
+	struct sandbox **items;
+};
+
+/* Error reported to a client: a code from the control-socket contract and a message. */
+struct sandbox_error {
+	const char *code;
+	char message[512];
+};
+
+int sandbox_registry_init(struct sandbox_registry *registry, struct loader *loader,
+			  const char *state_dir);
+/* Re-adopt every sandbox found in the pinned maps (after a restart). */
+int sandbox_registry_adopt(struct sandbox_registry *registry);
+/* Forget sandboxes whose cgroup was removed; returns how many. */
+int sandbox_registry_reap(struct sandbox_registry *registry);
+void sandbox_registry_free(struct sandbox_registry *registry);
+
+struct sandbox *sandbox_find(struct sandbox_registry *registry, uint64_t cgroup_id);
+
+int sandbox_attach(struct sandbox_registry *registry, const char *path,
+		   const struct policy *policy, struct sandbox **out, struct sandbox_error *error);
+int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
+		   const struct policy *policy, struct sandbox_error *error);
+int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
+		   struct sandbox_error *error);
+
+uint32_t sandbox_flags(const struct policy *policy);
+void sandbox_digest_format(uint64_t digest, char out[17]);
+json_t *sandbox_to_json(const struct sandbox *sandbox);
+
+#endif /* BFBPF_SANDBOX_H */
