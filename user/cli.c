@@ -110,7 +110,7 @@ int cli_policy_build(struct cli_policy_args *args, struct policy *out)
 					     "the other policy flags");
 	if (args->file) {
 		if (policy_load_file(args->file, out, err, sizeof(err))) {
-			cli_error("invalid policy %s: %s", args->file, err);
+			cli_error("invalid policy: %s", err);
 			return CLI_EXIT_USAGE;
 		}
 		return CLI_EXIT_OK;
