@@ -1,14 +1,14 @@
 # bfbpf — eBPF cgroup egress filter. `make deps && make && make test`.
 PREFIX ?= /usr/local
 BUILD ?= build
-CC ?= gcc
+CC := gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 ARCH_INCLUDE := /usr/include/$(shell $(CC) -dumpmachine)
 
 WARNINGS := -Wall -Wextra -Werror
 # snprintf truncation is deliberate where paths are bounded; real overflows are checked in code.
-USER_WARNINGS := $(WARNINGS) -Wno-format-truncation
+USER_WARNINGS := $(WARNINGS) -Wno-format-truncation -Wno-unknown-warning-option
 CFLAGS ?= -O2 -g
 CFLAGS += $(USER_WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD)
 LDLIBS := -lbpf -lelf -lz -lcares -ljansson
@@ -31,6 +31,9 @@ SAN_BINS := $(patsubst tests/unit/%.c,$(BUILD)/san/tests/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_SECONDS ?= 20
+
+# Keep the sanitizer objects between targets (make would delete them as intermediates).
+.SECONDARY:
 
 .PHONY: all deps test unit integration sanitize fuzz demo vmtest bench install clean format
 
