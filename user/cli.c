@@ -436,6 +436,7 @@ int cli_main(int argc, char **argv)
 	if (argc < 2)
 		return cli_usage_error("%s", "a command is required");
 	command = argv[1];
+	log_capture_libbpf();
 	if (!strcmp(command, "--help") || !strcmp(command, "-h") || !strcmp(command, "help")) {
 		fputs(cli_usage_text, stdout);
 		return CLI_EXIT_OK;
