@@ -20,11 +20,12 @@ static const char cli_usage_text[] =
 	"usage:\n"
 	"  bfbpf daemon  [--socket PATH] [--bpffs DIR] [--state-dir DIR] [--socket-group GROUP]\n"
 	"                [--dns-server ADDR[:PORT]]... [--log-level error|warn|info|debug]\n"
+	"                [--verify-interval SECONDS]\n"
 	"  bfbpf attach  TARGET POLICY [--netns PATH] [--socket PATH] [--json]\n"
 	"  bfbpf update  TARGET POLICY [--socket PATH] [--json]\n"
 	"  bfbpf detach  TARGET [--socket PATH] [--json]\n"
 	"  bfbpf status  [TARGET] [--socket PATH] [--json]\n"
-	"  bfbpf verify  TARGET [--socket PATH] [--json]\n"
+	"  bfbpf verify  TARGET [--max-age SECONDS] [--socket PATH] [--json]\n"
 	"  bfbpf run     POLICY [--cgroup-parent DIR] [--bpffs DIR] [--] COMMAND [ARG]...\n"
 	"  bfbpf check   [--json]\n"
 	"  bfbpf --version | --help\n"
@@ -138,6 +139,7 @@ struct cli_client_args {
 	const char *pid;
 	const char *socket;
 	const char *netns;
+	long max_age; /* verify: -1 unless given */
 	bool json;
 };
 
@@ -150,9 +152,11 @@ static int cli_client_parse(int argc, char **argv, struct cli_client_args *args,
 		{"socket", required_argument, NULL, CLI_OPTION_SOCKET},
 		{"netns", required_argument, NULL, CLI_OPTION_NETNS},
 		{"json", no_argument, NULL, CLI_OPTION_JSON},
+		{"max-age", required_argument, NULL, CLI_OPTION_MAX_AGE},
 		{"help", no_argument, NULL, CLI_OPTION_HELP},
 		{0},
 	};
+	char *end;
 	int opt;
 
 	opterr = 0;
@@ -160,6 +164,12 @@ static int cli_client_parse(int argc, char **argv, struct cli_client_args *args,
 		if (policy && cli_policy_option(&args->policy, opt, optarg))
 			continue;
 		switch (opt) {
+		case CLI_OPTION_MAX_AGE:
+			errno = 0;
+			args->max_age = strtol(optarg, &end, 10);
+			if (errno || *end || args->max_age < 0)
+				return cli_usage_error("--max-age %s: expected seconds", optarg);
+			break;
 		case CLI_OPTION_CGROUP:
 			args->cgroup = optarg;
 			break;
@@ -269,7 +279,7 @@ static void cli_print_human(const char *op, json_t *reply)
 	}
 	if (!strcmp(op, "verify")) {
 		json_array_foreach(json_object_get(reply, "checks"), i, item)
-			printf("%-4s %-22s %s\n",
+			printf("%-4s %-32s %s\n",
 			       json_is_true(json_object_get(item, "ok")) ? "ok" : "FAIL",
 			       json_string_value(json_object_get(item, "name")),
 			       json_string_value(json_object_get(item, "detail")));
@@ -294,7 +304,7 @@ static int cli_client_command(const char *op, int argc, char **argv)
 {
 	bool wants_policy = !strcmp(op, "attach") || !strcmp(op, "update");
 	bool wants_target = strcmp(op, "status") != 0;
-	struct cli_client_args args = {0};
+	struct cli_client_args args = {.max_age = -1};
 	struct policy policy;
 	bool have_policy = false;
 	json_t *request = NULL, *reply = NULL;
@@ -309,6 +319,10 @@ static int cli_client_command(const char *op, int argc, char **argv)
 	}
 	if (status)
 		goto cleanup;
+	if (args.max_age >= 0 && strcmp(op, "verify")) {
+		status = cli_usage_error("%s", "--max-age goes with verify");
+		goto cleanup;
+	}
 	if (args.netns && (strcmp(op, "attach") || stat(args.netns, &st))) {
 		status = cli_usage_error("--netns %s: not a network namespace file (attach only)",
 					 args.netns);
@@ -328,6 +342,17 @@ static int cli_client_command(const char *op, int argc, char **argv)
 		json_object_set_new(request, "cgroup", json_string(cgroup));
 	if (have_policy)
 		json_object_set_new(request, "policy", policy_to_json(&policy));
+	if (args.netns)
+		json_object_set_new(request, "netns", json_string(args.netns));
+	else if (args.pid && !strcmp(op, "attach")) {
+		/* --pid implies that process's network namespace. */
+		char netns[64];
+
+		snprintf(netns, sizeof(netns), "/proc/%s/ns/net", args.pid);
+		json_object_set_new(request, "netns", json_string(netns));
+	}
+	if (args.max_age >= 0)
+		json_object_set_new(request, "max_age", json_integer(args.max_age));
 	if (client_request(client_socket_path(args.socket), request, &reply, err, sizeof(err))) {
 		cli_error("%s", err);
 		status = CLI_EXIT_FAILED;
@@ -369,10 +394,12 @@ static int cli_daemon(int argc, char **argv)
 		{"socket-group", required_argument, NULL, CLI_OPTION_SOCKET_GROUP},
 		{"dns-server", required_argument, NULL, CLI_OPTION_DNS_SERVER},
 		{"log-level", required_argument, NULL, CLI_OPTION_LOG_LEVEL},
+		{"verify-interval", required_argument, NULL, CLI_OPTION_VERIFY_INTERVAL},
 		{"help", no_argument, NULL, CLI_OPTION_HELP},
 		{0},
 	};
 	struct daemon_options daemon = {
+		.verify_interval_seconds = 5,
 		.socket_path = client_socket_path(NULL),
 		.bpffs_dir = DAEMON_DEFAULT_BPFFS,
 		.socket_group = (gid_t)-1,
@@ -402,6 +429,14 @@ static int cli_daemon(int argc, char **argv)
 			break;
 		case CLI_OPTION_DNS_SERVER:
 			dns_servers++;
+			break;
+		case CLI_OPTION_VERIFY_INTERVAL:
+			daemon.verify_interval_seconds = atoi(optarg);
+			if (daemon.verify_interval_seconds < 1 ||
+			    daemon.verify_interval_seconds > 3600)
+				return cli_usage_error("--verify-interval %s: expected 1 to 3600 "
+						       "seconds",
+						       optarg);
 			break;
 		case CLI_OPTION_LOG_LEVEL:
 			if (log_level_from_name(optarg, &level))

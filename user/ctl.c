@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cgroup.h"
 #include "ctl.h"
@@ -36,6 +37,16 @@ static int ctl_request_fields(struct ctl_request *request, struct sandbox_error 
 				return ctl_fail(error, "bad_request",
 						"\"cgroup\" must be a non-empty string");
 			request->cgroup = json_string_value(value);
+		} else if (!strcmp(key, "netns") && request->op == CTL_OP_ATTACH) {
+			if (!json_is_string(value) || !json_string_length(value))
+				return ctl_fail(error, "bad_request",
+						"\"netns\" must be a non-empty string");
+			request->netns = json_string_value(value);
+		} else if (!strcmp(key, "max_age") && request->op == CTL_OP_VERIFY) {
+			if (!json_is_integer(value) || json_integer_value(value) < 0)
+				return ctl_fail(error, "bad_request",
+						"\"max_age\" must be a whole number of seconds");
+			request->max_age = json_integer_value(value);
 		} else if (!strcmp(key, "policy") && wants_policy) {
 			if (!json_is_object(value))
 				return ctl_fail(error, "bad_request",
@@ -73,6 +84,7 @@ int ctl_request_parse(const char *line, size_t length, struct ctl_request *reque
 	int err;
 
 	memset(request, 0, sizeof(*request));
+	request->max_age = -1;
 	if (length > CTL_MAX_REQUEST_BYTES)
 		return ctl_fail(error, "too_large", "request larger than 1 MiB");
 	/* JSON_REJECT_DUPLICATES: a repeated key must not smuggle a second value past us. */
@@ -176,6 +188,31 @@ static json_t *ctl_status(struct sandbox_registry *registry, const char *cgroup)
 	return ctl_reply_ok(json_pack("{s:o}", "sandboxes", list));
 }
 
+/* A full verification, or the last one if it is at most max_age seconds old. */
+static json_t *ctl_verify(struct sandbox_registry *registry, struct sandbox *sandbox,
+			  json_int_t max_age)
+{
+	time_t now = time(NULL);
+	json_t *reply;
+
+	if (max_age >= 0 && sandbox->last_verify && now - sandbox->last_verify_at <= max_age) {
+		reply = json_deep_copy(sandbox->last_verify);
+		json_object_set_new(reply, "cached", json_true());
+		json_object_set_new(reply, "age_seconds",
+				    json_integer(now - sandbox->last_verify_at));
+		return ctl_reply_ok(reply);
+	}
+	reply = verify_sandbox(registry, sandbox, true, NULL);
+	if (!reply)
+		return NULL;
+	json_decref(sandbox->last_verify);
+	sandbox->last_verify = json_deep_copy(reply);
+	sandbox->last_verify_at = now;
+	json_object_set_new(reply, "cached", json_false());
+	json_object_set_new(reply, "age_seconds", json_integer(0));
+	return ctl_reply_ok(reply);
+}
+
 static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request *request)
 {
 	struct sandbox_error error = {.code = "internal"};
@@ -187,7 +224,8 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 	case CTL_OP_STATUS:
 		return ctl_status(registry, request->cgroup);
 	case CTL_OP_ATTACH:
-		if (sandbox_attach(registry, request->cgroup, &request->policy, &sandbox, &error))
+		if (sandbox_attach(registry, request->cgroup, request->netns, &request->policy,
+				   &sandbox, &error))
 			return ctl_reply_error(error.code, error.message);
 		break;
 	default:
@@ -195,7 +233,7 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 		if (!sandbox)
 			return reply;
 		if (request->op == CTL_OP_VERIFY)
-			return ctl_reply_ok(verify_sandbox(registry, sandbox));
+			return ctl_verify(registry, sandbox, request->max_age);
 		if (request->op == CTL_OP_DETACH) {
 			char path[PATH_MAX];
 

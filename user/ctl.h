@@ -20,6 +20,8 @@ enum ctl_op { CTL_OP_ATTACH, CTL_OP_UPDATE, CTL_OP_DETACH, CTL_OP_STATUS, CTL_OP
 struct ctl_request {
 	enum ctl_op op;
 	const char *cgroup; /* NULL when absent (status) */
+	const char *netns;  /* attach: the sandbox's network namespace, or NULL */
+	json_int_t max_age; /* verify: a cached result this fresh will do; -1: none */
 	struct policy policy; /* attach and update */
 	bool has_policy;
 	json_t *root;       /* owns the strings above */

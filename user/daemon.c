@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,9 +26,9 @@
 #include "loader.h"
 #include "log.h"
 #include "sandbox.h"
+#include "verify.h"
 
 #define DAEMON_MAX_CLIENTS 256
-#define DAEMON_REAP_SECONDS 5
 
 struct daemon_client {
 	int fd;
@@ -150,15 +151,19 @@ static struct daemon_client *daemon_client_of(struct daemon *daemon, int fd)
 	return NULL;
 }
 
-/* Replies are small; a peer that does not read them within a second is dropped. */
-static void daemon_client_send(struct daemon_client *client, json_t *reply)
+/*
+ * Replies go out at once; a peer that does not read them within a second
+ * (its receive buffer full) loses the rest and is dropped by the caller.
+ */
+static int daemon_client_send(struct daemon_client *client, json_t *reply)
 {
 	char *text = json_dumps(reply, JSON_COMPACT);
 	size_t length, sent = 0;
+	int waited_ms = 0;
 
 	json_decref(reply);
 	if (!text)
-		return;
+		return -ENOMEM;
 	length = strlen(text);
 	text[length++] = '\n'; /* replaces the terminator; length counts it */
 	while (sent < length) {
@@ -168,15 +173,17 @@ static void daemon_client_send(struct daemon_client *client, json_t *reply)
 			sent += (size_t)n;
 			continue;
 		}
-		if (n < 0 && errno == EAGAIN) {
-			struct timespec pause = {0, 1000000};
+		if (n < 0 && errno == EAGAIN && waited_ms < 1000) {
+			struct pollfd poller = {.fd = client->fd, .events = POLLOUT};
 
-			nanosleep(&pause, NULL);
+			poll(&poller, 1, 100);
+			waited_ms += 100;
 			continue;
 		}
 		break;
 	}
 	free(text);
+	return sent == length ? 0 : -EPIPE;
 }
 
 static bool daemon_peer_allowed(const struct daemon *daemon, int fd)
@@ -227,8 +234,11 @@ static void daemon_client_serve_lines(struct daemon *daemon, struct daemon_clien
 	while ((newline = memchr(client->buffer, '\n', client->length))) {
 		size_t line_length = (size_t)(newline - client->buffer);
 
-		daemon_client_send(client, ctl_handle_line(&daemon->registry, client->buffer,
-							   line_length));
+		if (daemon_client_send(client, ctl_handle_line(&daemon->registry, client->buffer,
+							       line_length))) {
+			daemon_client_close(daemon, client);
+			return;
+		}
 		client->length -= line_length + 1;
 		memmove(client->buffer, newline + 1, client->length);
 	}
@@ -271,6 +281,7 @@ static void daemon_tick(struct daemon *daemon)
 	if (read(daemon->timer_fd, &expirations, sizeof(expirations)) < 0)
 		return;
 	sandbox_registry_reap(&daemon->registry);
+	verify_registry_periodic(&daemon->registry);
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
 		struct daemon_client *client = &daemon->clients[i];
 
@@ -311,7 +322,8 @@ static int daemon_loop(struct daemon *daemon)
 
 static int daemon_setup_events(struct daemon *daemon)
 {
-	struct itimerspec tick = {{DAEMON_REAP_SECONDS, 0}, {DAEMON_REAP_SECONDS, 0}};
+	time_t interval = daemon->options->verify_interval_seconds;
+	struct itimerspec tick = {{interval, 0}, {interval, 0}};
 	sigset_t signals;
 
 	sigemptyset(&signals);

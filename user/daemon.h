@@ -14,6 +14,7 @@ struct daemon_options {
 	const char *state_dir; /* default: "state" beside the socket */
 	gid_t socket_group;    /* (gid_t)-1: root only */
 	int client_timeout_seconds;
+	int verify_interval_seconds; /* periodic attachment and map checks */
 };
 
 /* Runs until SIGINT or SIGTERM; sandboxes stay enforced after it returns. */

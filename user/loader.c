@@ -405,23 +405,55 @@ int loader_entries_delete(struct loader *loader, uint32_t generation, const stru
 	return err;
 }
 
-int loader_entries_read(struct loader *loader, uint32_t generation, struct allowset *out)
+struct loader_snapshot_item {
+	uint32_t generation;
+	struct allowset_entry entry;
+};
+
+static int loader_snapshot_add(struct loader_snapshot *snapshot, uint32_t generation,
+			       const struct allowset_entry *entry)
+{
+	if (snapshot->count == snapshot->capacity) {
+		size_t capacity = snapshot->capacity ? snapshot->capacity * 2 : 256;
+		struct loader_snapshot_item *grown =
+			reallocarray(snapshot->items, capacity, sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		snapshot->items = grown;
+		snapshot->capacity = capacity;
+	}
+	snapshot->items[snapshot->count].generation = generation;
+	snapshot->items[snapshot->count].entry = *entry;
+	snapshot->count++;
+	return 0;
+}
+
+static int loader_snapshot_compare(const void *a, const void *b)
+{
+	const struct loader_snapshot_item *x = a, *y = b;
+
+	if (x->generation != y->generation)
+		return x->generation < y->generation ? -1 : 1;
+	return allowset_entry_compare(&x->entry, &y->entry);
+}
+
+int loader_snapshot_take(struct loader *loader, struct loader_snapshot *out)
 {
 	int exact = bpf_map__fd(loader->skel->maps.allow_exact);
 	int prefix = bpf_map__fd(loader->skel->maps.allow_prefix);
 	struct bfbpf_exact_key exact_key, *exact_prev = NULL;
 	struct bfbpf_prefix_key prefix_key, *prefix_prev = NULL;
-	struct allowset set = {0};
+	struct loader_snapshot snapshot = {0};
 	int err = 0;
 
+	/* One walk of each map for every sandbox at once: verify stays O(entries). */
 	while (!bpf_map_get_next_key(exact, exact_prev, &exact_key)) {
 		struct allowset_entry entry = {.prefix_len = 128, .port = exact_key.port};
 
 		exact_prev = &exact_key;
-		if (exact_key.generation != generation)
-			continue;
 		memcpy(entry.addr, exact_key.addr, sizeof(entry.addr));
-		err = allowset_add(&set, &entry);
+		err = loader_snapshot_add(&snapshot, exact_key.generation, &entry);
 		if (err)
 			goto cleanup;
 	}
@@ -432,18 +464,63 @@ int loader_entries_read(struct loader *loader, uint32_t generation, struct allow
 		};
 
 		prefix_prev = &prefix_key;
-		if (prefix_key.generation != generation)
-			continue;
 		memcpy(entry.addr, prefix_key.addr, sizeof(entry.addr));
-		err = allowset_add(&set, &entry);
+		err = loader_snapshot_add(&snapshot, prefix_key.generation, &entry);
 		if (err)
 			goto cleanup;
 	}
-	allowset_normalize(&set);
-	*out = set;
+	if (snapshot.count)
+		qsort(snapshot.items, snapshot.count, sizeof(snapshot.items[0]),
+		      loader_snapshot_compare);
+	*out = snapshot;
 	return 0;
 cleanup:
-	allowset_free(&set);
+	loader_snapshot_free(&snapshot);
+	return err;
+}
+
+int loader_snapshot_generation(const struct loader_snapshot *snapshot, uint32_t generation,
+			       struct allowset *out)
+{
+	struct allowset set = {0};
+	size_t low = 0, high = snapshot->count;
+	int err;
+
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+
+		if (snapshot->items[middle].generation < generation)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	for (size_t i = low; i < snapshot->count && snapshot->items[i].generation == generation;
+	     i++) {
+		err = allowset_add(&set, &snapshot->items[i].entry);
+		if (err) {
+			allowset_free(&set);
+			return err;
+		}
+	}
+	*out = set; /* sorted and unique already: map keys are unique */
+	return 0;
+}
+
+void loader_snapshot_free(struct loader_snapshot *snapshot)
+{
+	free(snapshot->items);
+	memset(snapshot, 0, sizeof(*snapshot));
+}
+
+int loader_entries_read(struct loader *loader, uint32_t generation, struct allowset *out)
+{
+	struct loader_snapshot snapshot;
+	int err = loader_snapshot_take(loader, &snapshot);
+
+	if (err)
+		return err;
+	err = loader_snapshot_generation(&snapshot, generation, out);
+	loader_snapshot_free(&snapshot);
 	return err;
 }
 
@@ -660,6 +737,74 @@ int loader_links_refresh(struct loader *loader, int link_fds[LOADER_HOOK_COUNT])
 		if (bpf_link_update(link_fds[hook], loader->prog_fds[hook], NULL))
 			return -errno;
 	}
+	return 0;
+}
+
+/* Is this link still attached to the cgroup (not detached behind our back)? */
+static bool loader_link_attached(int link_fd, uint64_t cgroup_id)
+{
+	struct bpf_link_info info = {0};
+	__u32 info_size = sizeof(info);
+
+	if (link_fd < 0 || bpf_obj_get_info_by_fd(link_fd, &info, &info_size))
+		return false;
+	return info.cgroup.cgroup_id == cgroup_id;
+}
+
+int loader_links_repair(struct loader *loader, uint64_t cgroup_id, const char *cgroup_path,
+			int link_fds[LOADER_HOOK_COUNT], int *repaired)
+{
+	char path[PATH_MAX];
+	int cgroup_fd, err = 0;
+
+	*repaired = 0;
+	cgroup_fd = open(cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cgroup_fd < 0)
+		return -errno;
+	for (int hook = 0; hook < LOADER_HOOK_COUNT; hook++) {
+		int fresh;
+
+		if (!loader_hook_available(loader, hook) ||
+		    loader_link_attached(link_fds[hook], cgroup_id))
+			continue;
+		/* The new link first, so the hook is never left without our program. */
+		fresh = bpf_link_create(loader->prog_fds[hook], cgroup_fd, loader_hooks[hook].type,
+					NULL);
+		if (fresh < 0) {
+			err = -errno;
+			break;
+		}
+		if (loader->pin_dir) {
+			loader_link_path(loader, cgroup_id, hook, path, sizeof(path));
+			unlink(path);
+			if (bpf_obj_pin(fresh, path)) {
+				err = -errno;
+				bpf_link_detach(fresh);
+				close(fresh);
+				break;
+			}
+		}
+		if (link_fds[hook] >= 0) {
+			bpf_link_detach(link_fds[hook]);
+			close(link_fds[hook]);
+		}
+		link_fds[hook] = fresh;
+		(*repaired)++;
+	}
+	close(cgroup_fd);
+	return err;
+}
+
+int loader_link_prog_id(int link_fd, uint32_t *prog_id)
+{
+	struct bpf_link_info info = {0};
+	__u32 info_size = sizeof(info);
+
+	if (link_fd < 0)
+		return -EBADF;
+	if (bpf_obj_get_info_by_fd(link_fd, &info, &info_size))
+		return -errno;
+	*prog_id = info.prog_id;
 	return 0;
 }
 

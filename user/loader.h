@@ -52,6 +52,15 @@ int loader_entries_write(struct loader *loader, uint32_t generation, const struc
 int loader_entries_delete(struct loader *loader, uint32_t generation, const struct allowset *set);
 /* Read back what the maps hold for a generation (for verify). */
 int loader_entries_read(struct loader *loader, uint32_t generation, struct allowset *out);
+/* Every allow entry of every generation, read in one walk of the maps. */
+struct loader_snapshot {
+	size_t count, capacity;
+	struct loader_snapshot_item *items;
+};
+int loader_snapshot_take(struct loader *loader, struct loader_snapshot *out);
+int loader_snapshot_generation(const struct loader_snapshot *snapshot, uint32_t generation,
+			       struct allowset *out);
+void loader_snapshot_free(struct loader_snapshot *snapshot);
 /* Delete every allow entry whose generation no sandbox uses (after a crash). */
 int loader_entries_collect_garbage(struct loader *loader);
 
@@ -72,6 +81,11 @@ int loader_links_attach(struct loader *loader, uint64_t cgroup_id, const char *c
 int loader_links_open(struct loader *loader, uint64_t cgroup_id, int link_fds[LOADER_HOOK_COUNT]);
 /* Point existing links at this loader's programs (an upgrade after a restart). */
 int loader_links_refresh(struct loader *loader, int link_fds[LOADER_HOOK_COUNT]);
+/* Re-create (and re-pin) links that are missing or were detached behind our back. */
+int loader_links_repair(struct loader *loader, uint64_t cgroup_id, const char *cgroup_path,
+			int link_fds[LOADER_HOOK_COUNT], int *repaired);
+/* The program a link runs. */
+int loader_link_prog_id(int link_fd, uint32_t *prog_id);
 /* Detach and unpin; closes the fds and sets them to -1. */
 int loader_links_detach(struct loader *loader, uint64_t cgroup_id, int link_fds[LOADER_HOOK_COUNT]);
 void loader_links_close(int link_fds[LOADER_HOOK_COUNT]);

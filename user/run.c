@@ -186,11 +186,11 @@ static int run_confine(struct sandbox_registry *registry, const char *cgroup,
 	json_t *verdict;
 	bool complete;
 
-	if (sandbox_attach(registry, cgroup, policy, sandbox, &error)) {
+	if (sandbox_attach(registry, cgroup, NULL, policy, sandbox, &error)) {
 		cli_error("%s", error.message);
 		return CLI_EXIT_FAILED;
 	}
-	verdict = verify_sandbox(registry, *sandbox);
+	verdict = verify_sandbox(registry, *sandbox, true, NULL);
 	complete = json_is_true(json_object_get(verdict, "lockdown_complete"));
 	if (!complete) {
 		char *text = json_dumps(verdict, JSON_COMPACT);

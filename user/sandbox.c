@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <linux/nsfs.h>
 
 #include "cgroup.h"
 #include "log.h"
@@ -96,11 +99,26 @@ static void sandbox_registry_remove(struct sandbox_registry *registry, struct sa
 	}
 }
 
+static struct sandbox *sandbox_new(void)
+{
+	struct sandbox *sandbox = calloc(1, sizeof(*sandbox));
+
+	if (!sandbox)
+		return NULL;
+	for (int hook = 0; hook < LOADER_HOOK_COUNT; hook++)
+		sandbox->link_fds[hook] = -1;
+	sandbox->netns_fd = -1;
+	return sandbox;
+}
+
 static void sandbox_free(struct sandbox *sandbox)
 {
 	if (!sandbox)
 		return;
 	loader_links_close(sandbox->link_fds);
+	if (sandbox->netns_fd >= 0)
+		close(sandbox->netns_fd);
+	json_decref(sandbox->last_verify);
 	if (sandbox->policy_known)
 		policy_free(&sandbox->policy);
 	allowset_free(&sandbox->applied);
@@ -125,8 +143,8 @@ static int sandbox_state_write(const struct sandbox_registry *registry,
 		return 0;
 	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
 	snprintf(temporary, sizeof(temporary), "%s.tmp", path);
-	state = json_pack("{s:s, s:o}", "cgroup", sandbox->path, "policy",
-			  policy_to_json(&sandbox->policy));
+	state = json_pack("{s:s, s:s, s:o}", "cgroup", sandbox->path, "netns",
+			  sandbox->netns_path, "policy", policy_to_json(&sandbox->policy));
 	if (!state)
 		return -ENOMEM;
 	if (json_dump_file(state, temporary, JSON_COMPACT | JSON_SORT_KEYS) ||
@@ -155,17 +173,41 @@ static bool path_within(const char *inner, const char *outer)
 	return !strncmp(inner, outer, length) && inner[length] == '/';
 }
 
-int sandbox_attach(struct sandbox_registry *registry, const char *path,
+/* The sandbox's network namespace, held open for the probes (and the DNS responder). */
+static int sandbox_netns_open(struct sandbox *sandbox, const char *netns)
+{
+	int fd = open(netns, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET) {
+		close(fd);
+		return -EINVAL;
+	}
+	snprintf(sandbox->netns_path, sizeof(sandbox->netns_path), "%s", netns);
+	sandbox->netns_fd = fd;
+	return 0;
+}
+
+int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
 		   const struct policy *policy, struct sandbox **out, struct sandbox_error *error)
 {
-	struct sandbox *sandbox = calloc(1, sizeof(*sandbox));
+	struct sandbox *sandbox = sandbox_new();
 	struct bfbpf_sandbox value = {0};
 	bool entries_written = false, value_written = false;
 	int err;
 
 	if (!sandbox)
 		return -ENOMEM;
-	loader_links_close(sandbox->link_fds); /* all -1 */
+	if (netns) {
+		err = sandbox_netns_open(sandbox, netns);
+		if (err) {
+			sandbox_error_set(error, "no_netns", "network namespace %s: %s", netns,
+					  err == -EINVAL ? "not a network namespace"
+							 : strerror(-err));
+			goto cleanup;
+		}
+	}
 	err = cgroup_resolve(path, sandbox->path, sizeof(sandbox->path));
 	if (err) {
 		sandbox_error_set(error, "no_cgroup", "cgroup %s: %s", path,
@@ -256,7 +298,7 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	struct policy copy;
 	struct bfbpf_sandbox value = {0};
 	uint32_t generation;
-	int err;
+	int err, repaired = 0;
 
 	err = sandbox_policy_copy(policy, &copy);
 	if (err) {
@@ -280,7 +322,13 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 		goto kernel_error;
 	}
 	loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
-	/* Links adopted from an older daemon get this binary's programs. */
+	/* Links detached behind our back come back; adopted ones get this binary's programs. */
+	if (loader_links_repair(registry->loader, sandbox->cgroup_id, sandbox->path,
+				sandbox->link_fds, &repaired))
+		log_error("%s: could not re-attach its missing links", sandbox->path);
+	else if (repaired)
+		log_warn("%s: re-attached %d links that were missing or detached", sandbox->path,
+			 repaired);
 	if (loader_links_refresh(registry->loader, sandbox->link_fds))
 		log_warn("%s: could not refresh the programs of its links", sandbox->path);
 	allowset_free(&sandbox->applied);
@@ -330,7 +378,7 @@ static int sandbox_state_read(struct sandbox_registry *registry, struct sandbox 
 	char path[PATH_MAX], err_text[256];
 	json_error_t json_error;
 	json_t *state, *policy;
-	const char *cgroup;
+	const char *cgroup, *netns;
 	int err = -EINVAL;
 
 	if (!registry->state_dir)
@@ -342,6 +390,12 @@ static int sandbox_state_read(struct sandbox_registry *registry, struct sandbox 
 	if (json_unpack(state, "{s:s, s:o}", "cgroup", &cgroup, "policy", &policy))
 		goto cleanup;
 	snprintf(sandbox->path, sizeof(sandbox->path), "%s", cgroup);
+	netns = json_string_value(json_object_get(state, "netns"));
+	if (netns && netns[0] && sandbox_netns_open(sandbox, netns)) {
+		/* Kept by name: verify reports it gone rather than probing elsewhere. */
+		snprintf(sandbox->netns_path, sizeof(sandbox->netns_path), "%s", netns);
+		log_warn("sandbox %s: its network namespace %s is gone", cgroup, netns);
+	}
 	err = policy_from_json(policy, &sandbox->policy, err_text, sizeof(err_text));
 	if (err)
 		goto cleanup;
@@ -353,7 +407,7 @@ cleanup:
 
 static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_id)
 {
-	struct sandbox *sandbox = calloc(1, sizeof(*sandbox));
+	struct sandbox *sandbox = sandbox_new();
 	struct bfbpf_sandbox value;
 	int err;
 
@@ -461,10 +515,17 @@ json_t *sandbox_to_json(const struct sandbox *sandbox)
 		if (sandbox->link_fds[hook] >= 0)
 			json_array_append_new(hooks, json_string(loader_hook_name(hook)));
 	sandbox_digest_format(sandbox->digest, digest);
-	object = json_pack("{s:s, s:I, s:I, s:s, s:o, s:I, s:o}", "cgroup", sandbox->path,
+	object = json_pack("{s:s, s:I, s:I, s:s, s:o, s:I, s:o, s:o}", "cgroup", sandbox->path,
 			   "cgroup_id", (json_int_t)sandbox->cgroup_id, "generation",
 			   (json_int_t)sandbox->generation, "digest", digest, "policy",
 			   sandbox->policy_known ? policy_to_json(&sandbox->policy) : json_null(),
-			   "entries", (json_int_t)sandbox->applied.count, "hooks", hooks);
+			   "entries", (json_int_t)sandbox->applied.count, "hooks", hooks, "netns",
+			   sandbox->netns_path[0] ? json_string(sandbox->netns_path) : json_null());
+	if (object && sandbox->last_check_at)
+		json_object_set_new(object, "lockdown",
+				    json_pack("{s:b, s:I, s:I}", "ok", sandbox->last_check_ok,
+					      "checked_at", (json_int_t)sandbox->last_check_at,
+					      "age_seconds",
+					      (json_int_t)(time(NULL) - sandbox->last_check_at)));
 	return object;
 }

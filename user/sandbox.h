@@ -27,6 +27,12 @@ struct sandbox {
 	struct allowset applied; /* the entries of generation in the maps */
 	int link_fds[LOADER_HOOK_COUNT];
 	time_t since;
+	char netns_path[PATH_MAX]; /* "" when not given: the daemon's namespace */
+	int netns_fd;              /* held open: a /proc/PID/ns/net path dies with PID */
+	json_t *last_verify;       /* the last full verification (with probes), or NULL */
+	time_t last_verify_at;
+	bool last_check_ok;        /* the periodic attachment and map checks */
+	time_t last_check_at;
 };
 
 struct sandbox_registry {
@@ -52,7 +58,8 @@ void sandbox_registry_free(struct sandbox_registry *registry);
 
 struct sandbox *sandbox_find(struct sandbox_registry *registry, uint64_t cgroup_id);
 
-int sandbox_attach(struct sandbox_registry *registry, const char *path,
+/* netns may be NULL (the sandbox shares the daemon's network namespace). */
+int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
 		   const struct policy *policy, struct sandbox **out, struct sandbox_error *error);
 int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 		   const struct policy *policy, struct sandbox_error *error);

@@ -6,9 +6,12 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "log.h"
+#include "probe.h"
 #include "verify.h"
 
 #define VERIFY_MAX_PROGS 64
@@ -36,6 +39,7 @@ static void verify_hook(struct sandbox_registry *registry, const struct sandbox 
 	__u32 ids[VERIFY_MAX_PROGS], count = VERIFY_MAX_PROGS, attach_flags = 0;
 	char name[64], detail[256], tag[2 * BPF_TAG_SIZE + 1];
 	bool found = false;
+	uint32_t link_prog_id;
 
 	snprintf(name, sizeof(name), "attached:%s", loader_hook_name(hook));
 	verify_tag_format(ours, tag);
@@ -50,11 +54,17 @@ static void verify_hook(struct sandbox_registry *registry, const struct sandbox 
 		verify_check_add(checks, complete, name, false, detail);
 		return;
 	}
+	/* Our link's program when the link is known, else any program with our tag. */
+	if (loader_link_prog_id(sandbox->link_fds[hook], &link_prog_id))
+		link_prog_id = 0;
 	for (__u32 i = 0; i < count && !found; i++) {
 		struct bpf_prog_info info = {0};
 		__u32 info_size = sizeof(info);
-		int fd = bpf_prog_get_fd_by_id(ids[i]);
+		int fd;
 
+		if (link_prog_id && ids[i] != link_prog_id)
+			continue;
+		fd = bpf_prog_get_fd_by_id(ids[i]);
 		if (fd < 0)
 			continue;
 		if (!bpf_obj_get_info_by_fd(fd, &info, &info_size) &&
@@ -104,7 +114,7 @@ static void verify_policy(struct sandbox_registry *registry, const struct sandbo
 	verify_check_add(checks, complete, "policy", ok, detail);
 }
 
-static void verify_entries(struct sandbox_registry *registry, const struct sandbox *sandbox,
+static void verify_entries(const struct loader_snapshot *snapshot, const struct sandbox *sandbox,
 			   json_t *checks, bool *complete)
 {
 	struct allowset held = {0}, expected = {0}, missing = {0}, extra = {0};
@@ -116,7 +126,7 @@ static void verify_entries(struct sandbox_registry *registry, const struct sandb
 		return;
 	}
 	if (allowset_from_policy(&sandbox->policy, &expected) ||
-	    loader_entries_read(registry->loader, sandbox->generation, &held) ||
+	    loader_snapshot_generation(snapshot, sandbox->generation, &held) ||
 	    allowset_diff(&held, &expected, &missing, &extra)) {
 		snprintf(detail, sizeof(detail), "cannot read the allow maps: %s", strerror(errno));
 	} else if (missing.count || extra.count) {
@@ -223,8 +233,34 @@ static void verify_packet_sockets(struct sandbox_registry *registry,
 	verify_check_add(checks, complete, "packet_sockets", found == 0, detail);
 }
 
-json_t *verify_sandbox(struct sandbox_registry *registry, const struct sandbox *sandbox)
+static void verify_probes(struct sandbox_registry *registry, const struct sandbox *sandbox,
+			  json_t *checks, bool *complete)
 {
+	struct probe_plan plan = {
+		.cgroup_path = sandbox->path,
+		.netns_fd = sandbox->netns_fd,
+		.policy = sandbox->policy_known ? &sandbox->policy : NULL,
+		.allowed = &sandbox->applied,
+		.lsm_available = loader_hook_available(registry->loader, LOADER_HOOK_SOCKET_LSM),
+	};
+	char detail[PATH_MAX + 64];
+
+	if (sandbox->netns_path[0] && sandbox->netns_fd < 0) {
+		snprintf(detail, sizeof(detail), "network namespace %s is gone", sandbox->netns_path);
+		verify_check_add(checks, complete, "probes", false, detail);
+		return;
+	}
+	if (probe_run(&plan, checks, complete)) {
+		snprintf(detail, sizeof(detail), "cannot start the probe process: %s",
+			 strerror(errno));
+		verify_check_add(checks, complete, "probes", false, detail);
+	}
+}
+
+json_t *verify_sandbox(struct sandbox_registry *registry, const struct sandbox *sandbox,
+		       bool with_probes, const struct loader_snapshot *snapshot)
+{
+	struct loader_snapshot own = {0};
 	json_t *checks = json_array();
 	bool complete = true;
 	int cgroup_fd = open(sandbox->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -232,10 +268,67 @@ json_t *verify_sandbox(struct sandbox_registry *registry, const struct sandbox *
 	for (int hook = 0; hook < LOADER_HOOK_COUNT; hook++)
 		if (loader_hook_available(registry->loader, hook))
 			verify_hook(registry, sandbox, cgroup_fd, hook, checks, &complete);
-	verify_packet_sockets(registry, sandbox, checks, &complete);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
+	verify_packet_sockets(registry, sandbox, checks, &complete);
 	verify_policy(registry, sandbox, checks, &complete);
-	verify_entries(registry, sandbox, checks, &complete);
+	if (!snapshot && loader_snapshot_take(registry->loader, &own))
+		verify_check_add(checks, &complete, "maps", false, "cannot read the allow maps");
+	else
+		verify_entries(snapshot ? snapshot : &own, sandbox, checks, &complete);
+	loader_snapshot_free(&own);
+	if (with_probes)
+		verify_probes(registry, sandbox, checks, &complete);
 	return json_pack("{s:b, s:o}", "lockdown_complete", complete, "checks", checks);
+}
+
+/* The names of the failed checks, for a log line. */
+static void verify_failed_names(json_t *verdict, char *out, size_t size)
+{
+	json_t *check;
+	size_t i, used = 0;
+
+	out[0] = '\0';
+	json_array_foreach(json_object_get(verdict, "checks"), i, check)
+	{
+		if (json_is_true(json_object_get(check, "ok")) || used >= size)
+			continue;
+		used += snprintf(out + used, size - used, "%s%s", used ? ", " : "",
+				 json_string_value(json_object_get(check, "name")));
+	}
+}
+
+int verify_registry_periodic(struct sandbox_registry *registry)
+{
+	struct loader_snapshot snapshot;
+	time_t now = time(NULL);
+	int broken = 0;
+
+	if (loader_snapshot_take(registry->loader, &snapshot)) {
+		log_error("periodic verification: cannot read the allow maps");
+		return -EIO;
+	}
+	for (size_t i = 0; i < registry->count; i++) {
+		struct sandbox *sandbox = registry->items[i];
+		json_t *verdict = verify_sandbox(registry, sandbox, false, &snapshot);
+		bool ok = json_is_true(json_object_get(verdict, "lockdown_complete"));
+		char failed[512];
+
+		if (!ok) {
+			broken++;
+			verify_failed_names(verdict, failed, sizeof(failed));
+			/* Loud on every tick while broken: this is a sandbox that may be open. */
+			log_error("LOCKDOWN BROKEN: %s: failed checks: %s", sandbox->path, failed);
+			/* A cached full verdict must not outlive a failure seen since. */
+			json_decref(sandbox->last_verify);
+			sandbox->last_verify = NULL;
+		} else if (sandbox->last_check_at && !sandbox->last_check_ok) {
+			log_info("lockdown of %s is complete again", sandbox->path);
+		}
+		sandbox->last_check_ok = ok;
+		sandbox->last_check_at = now;
+		json_decref(verdict);
+	}
+	loader_snapshot_free(&snapshot);
+	return broken;
 }

@@ -28,6 +28,7 @@ static void test_valid_requests(void **state)
 {
 	struct sandbox_error error = {0};
 	struct ctl_request request;
+	const char *line;
 	const char *attach = "{\"op\":\"attach\",\"cgroup\":\"/sys/fs/cgroup/x\","
 			     "\"policy\":{\"network_mode\":\"allowlist\","
 			     "\"allowed_hosts\":[\"198.18.0.1\"]}}";
@@ -50,6 +51,18 @@ static void test_valid_requests(void **state)
 			 0);
 	assert_int_equal(request.op, CTL_OP_VERIFY);
 	assert_false(request.has_policy);
+	assert_int_equal(request.max_age, -1);
+	ctl_request_free(&request);
+
+	line = "{\"op\":\"verify\",\"cgroup\":\"sb\",\"max_age\":30}";
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_int_equal(request.max_age, 30);
+	ctl_request_free(&request);
+
+	line = "{\"op\":\"attach\",\"cgroup\":\"sb\",\"netns\":\"/proc/1/ns/net\","
+	       "\"policy\":{\"network_mode\":\"no-network\"}}";
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_string_equal(request.netns, "/proc/1/ns/net");
 	ctl_request_free(&request);
 }
 
@@ -79,6 +92,16 @@ static void test_bad_shapes(void **state)
 	expect_refused("{\"op\":\"detach\",\"cgroup\":\"x\",\"policy\":{}}", "bad_request",
 		       "policy");
 	expect_refused("{\"op\":\"status\",\"verbose\":true}", "bad_request", "verbose");
+	expect_refused("{\"op\":\"verify\",\"cgroup\":\"x\",\"max_age\":-1}", "bad_request",
+		       "max_age");
+	expect_refused("{\"op\":\"verify\",\"cgroup\":\"x\",\"max_age\":\"5\"}", "bad_request",
+		       "max_age");
+	expect_refused("{\"op\":\"detach\",\"cgroup\":\"x\",\"max_age\":5}", "bad_request",
+		       "max_age");
+	expect_refused("{\"op\":\"update\",\"cgroup\":\"x\",\"netns\":\"/n\",\"policy\":{}}",
+		       "bad_request", "netns");
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"x\",\"netns\":3,\"policy\":{}}",
+		       "bad_request", "netns");
 }
 
 static void test_invalid_policy(void **state)
