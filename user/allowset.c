@@ -141,3 +141,32 @@ void allowset_free(struct allowset *set)
 	free(set->entries);
 	memset(set, 0, sizeof(*set));
 }
+
+static bool allowset_prefix_match(const uint8_t *a, const uint8_t *b, unsigned int bits)
+{
+	unsigned int bytes = bits / 8, rest = bits % 8;
+
+	if (memcmp(a, b, bytes))
+		return false;
+	if (!rest)
+		return true;
+	return ((a[bytes] ^ b[bytes]) & (uint8_t)(0xff << (8 - rest))) == 0;
+}
+
+bool allowset_covers(const struct allowset *set, const uint8_t addr[16], uint16_t port)
+{
+	for (size_t i = 0; i < set->count; i++) {
+		const struct allowset_entry *entry = &set->entries[i];
+
+		if ((entry->port == 0 || entry->port == port) &&
+		    allowset_prefix_match(entry->addr, addr, entry->prefix_len))
+			return true;
+	}
+	return false;
+}
+
+bool allowset_equal(const struct allowset *a, const struct allowset *b)
+{
+	return a->count == b->count &&
+	       (!a->count || !memcmp(a->entries, b->entries, a->count * sizeof(a->entries[0])));
+}

@@ -36,6 +36,10 @@ int allowset_from_policy(const struct policy *policy, struct allowset *out);
 /* Entries of next not in prev (added) and of prev not in next (removed). */
 int allowset_diff(const struct allowset *prev, const struct allowset *next, struct allowset *added,
 		  struct allowset *removed);
+/* Is address:port inside an entry (of any port, or of this port)? Port 0 asks "any port". */
+bool allowset_covers(const struct allowset *set, const uint8_t addr[16], uint16_t port);
+/* Same entries (both normalised)? */
+bool allowset_equal(const struct allowset *a, const struct allowset *b);
 int allowset_entry_compare(const struct allowset_entry *a, const struct allowset_entry *b);
 void allowset_free(struct allowset *set);
 

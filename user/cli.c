@@ -20,7 +20,7 @@ static const char cli_usage_text[] =
 	"usage:\n"
 	"  bfbpf daemon  [--socket PATH] [--bpffs DIR] [--state-dir DIR] [--socket-group GROUP]\n"
 	"                [--dns-server ADDR[:PORT]]... [--log-level error|warn|info|debug]\n"
-	"                [--verify-interval SECONDS]\n"
+	"                [--verify-interval SECONDS] [--min-ttl S] [--max-ttl S] [--grace S]\n"
 	"  bfbpf attach  TARGET POLICY [--netns PATH] [--socket PATH] [--json]\n"
 	"  bfbpf update  TARGET POLICY [--socket PATH] [--json]\n"
 	"  bfbpf detach  TARGET [--socket PATH] [--json]\n"
@@ -385,6 +385,19 @@ cleanup:
 	return status;
 }
 
+static int cli_seconds(const char *text, uint32_t *out)
+{
+	char *end;
+	long value;
+
+	errno = 0;
+	value = strtol(text, &end, 10);
+	if (errno || *end || end == text || value < 0 || value > 86400)
+		return -EINVAL;
+	*out = (uint32_t)value;
+	return 0;
+}
+
 static int cli_daemon(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -395,6 +408,9 @@ static int cli_daemon(int argc, char **argv)
 		{"dns-server", required_argument, NULL, CLI_OPTION_DNS_SERVER},
 		{"log-level", required_argument, NULL, CLI_OPTION_LOG_LEVEL},
 		{"verify-interval", required_argument, NULL, CLI_OPTION_VERIFY_INTERVAL},
+		{"min-ttl", required_argument, NULL, CLI_OPTION_MIN_TTL},
+		{"max-ttl", required_argument, NULL, CLI_OPTION_MAX_TTL},
+		{"grace", required_argument, NULL, CLI_OPTION_GRACE},
 		{"help", no_argument, NULL, CLI_OPTION_HELP},
 		{0},
 	};
@@ -407,8 +423,9 @@ static int cli_daemon(int argc, char **argv)
 	};
 	enum log_level level;
 	struct group *group;
-	int opt, dns_servers = 0;
+	int opt, err;
 
+	names_config_default(&daemon.resolver.names);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
@@ -428,7 +445,18 @@ static int cli_daemon(int argc, char **argv)
 			daemon.socket_group = group->gr_gid;
 			break;
 		case CLI_OPTION_DNS_SERVER:
-			dns_servers++;
+			if (daemon.resolver.server_count == RESOLVER_MAX_SERVERS)
+				return cli_usage_error("--dns-server %s: at most 8 servers", optarg);
+			daemon.resolver.servers[daemon.resolver.server_count++] = optarg;
+			break;
+		case CLI_OPTION_MIN_TTL:
+		case CLI_OPTION_MAX_TTL:
+		case CLI_OPTION_GRACE:
+			err = cli_seconds(optarg, opt == CLI_OPTION_MIN_TTL   ? &daemon.resolver.names.min_ttl
+						  : opt == CLI_OPTION_MAX_TTL ? &daemon.resolver.names.max_ttl
+									      : &daemon.resolver.names.grace);
+			if (err)
+				return cli_usage_error("%s: expected seconds (0 to 86400)", optarg);
 			break;
 		case CLI_OPTION_VERIFY_INTERVAL:
 			daemon.verify_interval_seconds = atoi(optarg);
@@ -457,9 +485,8 @@ static int cli_daemon(int argc, char **argv)
 		return cli_usage_error("unexpected argument '%s'", argv[optind]);
 	if (daemon.bpffs_dir[0] != '/')
 		return cli_usage_error("--bpffs %s: must be an absolute path", daemon.bpffs_dir);
-	if (dns_servers)
-		log_warn("--dns-server: this version does not resolve names yet; a name in a "
-			 "policy allows nothing");
+	if (daemon.resolver.names.min_ttl > daemon.resolver.names.max_ttl)
+		return cli_usage_error("%s", "--min-ttl is larger than --max-ttl");
 	log_capture_libbpf();
 	return daemon_run(&daemon) ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include "cgroup.h"
 #include "ctl.h"
 #include "log.h"
+#include "resolver.h"
 #include "verify.h"
 
 static const char *const ctl_op_names[] = {
@@ -180,10 +181,10 @@ static json_t *ctl_status(struct sandbox_registry *registry, const char *cgroup)
 			json_decref(list);
 			return reply;
 		}
-		json_array_append_new(list, sandbox_to_json(sandbox));
+		json_array_append_new(list, sandbox_to_json(registry, sandbox));
 	} else {
 		for (size_t i = 0; i < registry->count; i++)
-			json_array_append_new(list, sandbox_to_json(registry->items[i]));
+			json_array_append_new(list, sandbox_to_json(registry, registry->items[i]));
 	}
 	return ctl_reply_ok(json_pack("{s:o}", "sandboxes", list));
 }
@@ -213,12 +214,63 @@ static json_t *ctl_verify(struct sandbox_registry *registry, struct sandbox *san
 	return ctl_reply_ok(reply);
 }
 
-static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request *request)
+uint64_t ctl_monotonic_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+}
+
+void ctl_pending_clear(struct ctl_pending *pending)
+{
+	json_decref(pending->reply);
+	memset(pending, 0, sizeof(*pending));
+}
+
+/* Completes an attach/update reply: the generation now in force and the names without addresses. */
+static json_t *ctl_reply_finish(struct sandbox_registry *registry, struct sandbox *sandbox,
+				json_t *reply)
+{
+	char digest[17];
+
+	sandbox_refresh(registry, sandbox);
+	sandbox_digest_format(sandbox->digest, digest);
+	json_object_set_new(reply, "generation", json_integer(sandbox->generation));
+	json_object_set_new(reply, "digest", json_string(digest));
+	json_object_set_new(reply, "entries", json_integer((json_int_t)sandbox->applied.count));
+	json_object_set_new(reply, "unresolved", registry->resolver && sandbox->policy_known
+							 ? sandbox_names_unresolved(registry, sandbox)
+							 : json_array());
+	return reply;
+}
+
+json_t *ctl_pending_poll(struct sandbox_registry *registry, struct ctl_pending *pending)
+{
+	struct sandbox *sandbox;
+	json_t *reply;
+
+	if (!pending->active)
+		return NULL;
+	sandbox = sandbox_find(registry, pending->cgroup_id);
+	if (!sandbox) {
+		ctl_pending_clear(pending);
+		return ctl_reply_error("not_attached", "the sandbox was detached meanwhile");
+	}
+	if (!sandbox_names_settled(registry, sandbox) && ctl_monotonic_ms() < pending->deadline_ms)
+		return NULL;
+	reply = ctl_reply_finish(registry, sandbox, pending->reply);
+	pending->reply = NULL;
+	ctl_pending_clear(pending);
+	return reply;
+}
+
+static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request *request,
+			   struct ctl_pending *pending)
 {
 	struct sandbox_error error = {.code = "internal"};
 	struct sandbox *sandbox = NULL;
 	json_t *reply = NULL;
-	char digest[17];
 
 	switch (request->op) {
 	case CTL_OP_STATUS:
@@ -246,14 +298,20 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 			return ctl_reply_error(error.code, error.message);
 		break;
 	}
-	sandbox_digest_format(sandbox->digest, digest);
-	return ctl_reply_ok(json_pack("{s:s, s:I, s:I, s:s, s:I}", "cgroup", sandbox->path,
-				      "cgroup_id", (json_int_t)sandbox->cgroup_id, "generation",
-				      (json_int_t)sandbox->generation, "digest", digest, "entries",
-				      (json_int_t)sandbox->applied.count));
+	reply = ctl_reply_ok(json_pack("{s:s, s:I}", "cgroup", sandbox->path, "cgroup_id",
+				       (json_int_t)sandbox->cgroup_id));
+	if (!sandbox_names_settled(registry, sandbox)) {
+		pending->active = true;
+		pending->cgroup_id = sandbox->cgroup_id;
+		pending->reply = reply;
+		pending->deadline_ms = ctl_monotonic_ms() + RESOLVER_SETTLE_TIMEOUT_MS;
+		return NULL;
+	}
+	return ctl_reply_finish(registry, sandbox, reply);
 }
 
-json_t *ctl_handle_line(struct sandbox_registry *registry, const char *line, size_t length)
+json_t *ctl_handle_line(struct sandbox_registry *registry, const char *line, size_t length,
+			struct ctl_pending *pending)
 {
 	struct sandbox_error error = {.code = "internal"};
 	struct ctl_request request;
@@ -263,7 +321,9 @@ json_t *ctl_handle_line(struct sandbox_registry *registry, const char *line, siz
 		log_debug("refused request: %s: %s", error.code, error.message);
 		return ctl_reply_error(error.code, error.message);
 	}
-	reply = ctl_execute(registry, &request);
+	reply = ctl_execute(registry, &request, pending);
 	ctl_request_free(&request);
+	if (!reply && pending->active)
+		return NULL;
 	return reply ? reply : ctl_reply_error("internal", "out of memory");
 }

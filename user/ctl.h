@@ -37,7 +37,27 @@ int ctl_request_parse(const char *line, size_t length, struct ctl_request *reque
 void ctl_request_free(struct ctl_request *request);
 
 json_t *ctl_reply_error(const char *code, const char *message);
-/* Execute one request line against the registry; returns the reply object. */
-json_t *ctl_handle_line(struct sandbox_registry *registry, const char *line, size_t length);
+
+/*
+ * An attach or update whose names have not all answered yet: its reply waits
+ * (bounded by RESOLVER_SETTLE_TIMEOUT_MS) so that it can say which did not.
+ */
+struct ctl_pending {
+	bool active;
+	uint64_t cgroup_id;
+	json_t *reply;
+	uint64_t deadline_ms; /* CLOCK_MONOTONIC */
+};
+
+/*
+ * Execute one request line against the registry; returns the reply object,
+ * or NULL with *pending active when the reply must wait for names.
+ */
+json_t *ctl_handle_line(struct sandbox_registry *registry, const char *line, size_t length,
+			struct ctl_pending *pending);
+/* The waiting reply once its names answered (or time ran out); NULL while it waits. */
+json_t *ctl_pending_poll(struct sandbox_registry *registry, struct ctl_pending *pending);
+void ctl_pending_clear(struct ctl_pending *pending);
+uint64_t ctl_monotonic_ms(void);
 
 #endif /* BFBPF_CTL_H */

@@ -25,6 +25,7 @@
 #include "daemon.h"
 #include "loader.h"
 #include "log.h"
+#include "resolver.h"
 #include "sandbox.h"
 #include "verify.h"
 
@@ -35,11 +36,13 @@ struct daemon_client {
 	char *buffer;
 	size_t length;
 	time_t last_activity;
+	struct ctl_pending pending; /* a reply waiting for names; lines after it wait too */
 };
 
 struct daemon {
 	const struct daemon_options *options;
 	struct sandbox_registry registry;
+	struct resolver *resolver;
 	int epoll_fd, listen_fd, signal_fd, timer_fd;
 	struct daemon_client clients[DAEMON_MAX_CLIENTS];
 };
@@ -136,6 +139,7 @@ static int daemon_epoll_add(struct daemon *daemon, int fd)
 
 static void daemon_client_close(struct daemon *daemon, struct daemon_client *client)
 {
+	ctl_pending_clear(&client->pending);
 	epoll_ctl(daemon->epoll_fd, EPOLL_CTL_DEL, client->fd, NULL);
 	close(client->fd);
 	free(client->buffer);
@@ -231,16 +235,20 @@ static void daemon_client_serve_lines(struct daemon *daemon, struct daemon_clien
 {
 	char *newline;
 
-	while ((newline = memchr(client->buffer, '\n', client->length))) {
+	while (!client->pending.active && client->buffer &&
+	       (newline = memchr(client->buffer, '\n', client->length))) {
 		size_t line_length = (size_t)(newline - client->buffer);
+		json_t *reply = ctl_handle_line(&daemon->registry, client->buffer, line_length,
+						&client->pending);
 
-		if (daemon_client_send(client, ctl_handle_line(&daemon->registry, client->buffer,
-							       line_length))) {
+		client->length -= line_length + 1;
+		memmove(client->buffer, newline + 1, client->length);
+		if (!reply)
+			continue; /* waits for names: daemon_pending_poll sends it */
+		if (daemon_client_send(client, reply)) {
 			daemon_client_close(daemon, client);
 			return;
 		}
-		client->length -= line_length + 1;
-		memmove(client->buffer, newline + 1, client->length);
 	}
 }
 
@@ -291,12 +299,48 @@ static void daemon_tick(struct daemon *daemon)
 	}
 }
 
+/* Names answered: re-program the sandboxes they changed, then send waiting replies. */
+static void daemon_after_events(struct daemon *daemon)
+{
+	if (daemon->resolver && resolver_take_changes(daemon->resolver))
+		for (size_t i = 0; i < daemon->registry.count; i++)
+			sandbox_refresh(&daemon->registry, daemon->registry.items[i]);
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
+		struct daemon_client *client = &daemon->clients[i];
+		json_t *reply;
+
+		if (client->fd < 0 || !client->pending.active)
+			continue;
+		reply = ctl_pending_poll(&daemon->registry, &client->pending);
+		if (!reply)
+			continue;
+		if (daemon_client_send(client, reply))
+			daemon_client_close(daemon, client);
+		else
+			daemon_client_serve_lines(daemon, client);
+	}
+}
+
+/* Wake up for the earliest waiting reply's deadline, if any. */
+static int daemon_wait_ms(const struct daemon *daemon)
+{
+	uint64_t now = ctl_monotonic_ms(), earliest = UINT64_MAX;
+
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
+		if (daemon->clients[i].fd >= 0 && daemon->clients[i].pending.active &&
+		    daemon->clients[i].pending.deadline_ms < earliest)
+			earliest = daemon->clients[i].pending.deadline_ms;
+	if (earliest == UINT64_MAX)
+		return -1;
+	return earliest > now ? (int)(earliest - now) : 0;
+}
+
 static int daemon_loop(struct daemon *daemon)
 {
 	struct epoll_event events[32];
 
 	for (;;) {
-		int count = epoll_wait(daemon->epoll_fd, events, 32, -1);
+		int count = epoll_wait(daemon->epoll_fd, events, 32, daemon_wait_ms(daemon));
 
 		if (count < 0 && errno == EINTR)
 			continue;
@@ -314,9 +358,13 @@ static int daemon_loop(struct daemon *daemon)
 				daemon_accept(daemon);
 			else if (fd == daemon->timer_fd)
 				daemon_tick(daemon);
+			else if (daemon->resolver &&
+				 resolver_handle_fd(daemon->resolver, fd, events[i].events))
+				continue;
 			else if ((client = daemon_client_of(daemon, fd)))
 				daemon_client_read(daemon, client);
 		}
+		daemon_after_events(daemon);
 	}
 }
 
@@ -333,14 +381,29 @@ static int daemon_setup_events(struct daemon *daemon)
 	signal(SIGPIPE, SIG_IGN);
 	daemon->signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
 	daemon->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	daemon->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (daemon->signal_fd < 0 || daemon->timer_fd < 0 || daemon->epoll_fd < 0 ||
+	if (daemon->signal_fd < 0 || daemon->timer_fd < 0 ||
 	    timerfd_settime(daemon->timer_fd, 0, &tick, NULL))
 		return -errno;
 	if (daemon_epoll_add(daemon, daemon->signal_fd) ||
 	    daemon_epoll_add(daemon, daemon->timer_fd) ||
 	    daemon_epoll_add(daemon, daemon->listen_fd))
 		return -errno;
+	return 0;
+}
+
+static int daemon_setup_resolver(struct daemon *daemon)
+{
+	int err;
+
+	daemon->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (daemon->epoll_fd < 0)
+		return -errno;
+	err = resolver_open(&daemon->options->resolver, daemon->epoll_fd, &daemon->resolver);
+	if (err)
+		return err;
+	if (daemon_epoll_add(daemon, resolver_timer_fd(daemon->resolver)))
+		return -errno;
+	daemon->registry.resolver = daemon->resolver;
 	return 0;
 }
 
@@ -399,6 +462,11 @@ int daemon_run(const struct daemon_options *options)
 		log_error("state directory %s: %s", state_dir, strerror(-err));
 		goto cleanup;
 	}
+	err = daemon_setup_resolver(&daemon);
+	if (err) {
+		log_error("cannot start the resolver: %s", strerror(-err));
+		goto cleanup;
+	}
 	err = sandbox_registry_adopt(&daemon.registry);
 	if (err)
 		goto cleanup;
@@ -428,6 +496,7 @@ cleanup:
 	if (daemon.signal_fd >= 0)
 		close(daemon.signal_fd);
 	sandbox_registry_free(&daemon.registry);
+	resolver_close(daemon.resolver);
 	if (lock_fd >= 0)
 		close(lock_fd);
 	loader_close(loader);

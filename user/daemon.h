@@ -5,6 +5,8 @@
 
 #include <sys/types.h>
 
+#include "resolver.h"
+
 #define DAEMON_DEFAULT_SOCKET "/run/bfbpf/bfbpf.sock"
 #define DAEMON_DEFAULT_BPFFS "/sys/fs/bpf/bfbpf"
 
@@ -15,6 +17,7 @@ struct daemon_options {
 	gid_t socket_group;    /* (gid_t)-1: root only */
 	int client_timeout_seconds;
 	int verify_interval_seconds; /* periodic attachment and map checks */
+	struct resolver_options resolver;
 };
 
 /* Runs until SIGINT or SIGTERM; sandboxes stay enforced after it returns. */

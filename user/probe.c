@@ -62,29 +62,6 @@ struct probe_targets {
 	uint16_t allowed_port;
 };
 
-static bool probe_prefix_match(const uint8_t *a, const uint8_t *b, unsigned int bits)
-{
-	unsigned int bytes = bits / 8, rest = bits % 8;
-
-	if (memcmp(a, b, bytes))
-		return false;
-	if (!rest)
-		return true;
-	return ((a[bytes] ^ b[bytes]) & (uint8_t)(0xff << (8 - rest))) == 0;
-}
-
-bool probe_allowset_covers(const struct allowset *set, const uint8_t addr[16], uint16_t port)
-{
-	for (size_t i = 0; i < set->count; i++) {
-		const struct allowset_entry *entry = &set->entries[i];
-
-		if ((entry->port == 0 || entry->port == port) &&
-		    probe_prefix_match(entry->addr, addr, entry->prefix_len))
-			return true;
-	}
-	return false;
-}
-
 static bool probe_pick(const struct allowset *allowed, const char *const *candidates, size_t count,
 		       int family, struct in6_addr *out)
 {
@@ -98,7 +75,7 @@ static bool probe_pick(const struct allowset *allowed, const char *const *candid
 		} else {
 			inet_pton(AF_INET6, candidates[i], &addr);
 		}
-		if (!probe_allowset_covers(allowed, addr.s6_addr, PROBE_PORT)) {
+		if (!allowset_covers(allowed, addr.s6_addr, PROBE_PORT)) {
 			*out = addr;
 			return true;
 		}

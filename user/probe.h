@@ -26,7 +26,4 @@ struct probe_plan {
 /* Runs the probes; appends {"name","ok","detail"} checks. Returns 0 or -errno. */
 int probe_run(const struct probe_plan *plan, json_t *checks, bool *complete);
 
-/* Is address:port allowed by the set (an entry covering it, any port or this one)? */
-bool probe_allowset_covers(const struct allowset *set, const uint8_t addr[16], uint16_t port);
-
 #endif /* BFBPF_PROBE_H */

@@ -13,6 +13,7 @@
 
 #include "cgroup.h"
 #include "log.h"
+#include "resolver.h"
 #include "sandbox.h"
 
 static void sandbox_error_set(struct sandbox_error *error, const char *code, const char *fmt, ...)
@@ -194,7 +195,7 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 {
 	struct sandbox *sandbox = sandbox_new();
 	struct bfbpf_sandbox value = {0};
-	bool entries_written = false, value_written = false;
+	bool entries_written = false, value_written = false, names_referenced = false;
 	int err;
 
 	if (!sandbox)
@@ -248,7 +249,14 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	}
 	sandbox->policy_known = true;
 	sandbox->digest = policy_digest(policy);
-	err = allowset_from_policy(policy, &sandbox->applied);
+	if (registry->resolver) {
+		err = resolver_policy_ref(registry->resolver, policy);
+		if (err)
+			goto kernel_error;
+		names_referenced = true;
+	}
+	/* Names answer later (attach's reply waits for them); cached ones count now. */
+	err = sandbox_allowset_compute(registry, policy, &sandbox->applied);
 	if (err)
 		goto kernel_error;
 	sandbox->generation = loader_next_generation(registry->loader);
@@ -286,43 +294,49 @@ kernel_error:
 		loader_sandbox_delete(registry->loader, sandbox->cgroup_id);
 	if (entries_written)
 		loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
+	if (names_referenced)
+		resolver_policy_unref(registry->resolver, policy);
 cleanup:
 	sandbox_free(sandbox);
 	return err;
 }
 
-int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
-		   const struct policy *policy, struct sandbox_error *error)
+/*
+ * The new generation's entries first, then the one-write flip, then the old
+ * ones go: no connect sees a mix. On failure the old policy stays in force.
+ */
+static int sandbox_program(struct sandbox_registry *registry, struct sandbox *sandbox,
+			   const struct policy *policy, struct allowset *next)
 {
-	struct allowset next = {0};
-	struct policy copy;
 	struct bfbpf_sandbox value = {0};
-	uint32_t generation;
-	int err, repaired = 0;
+	uint32_t generation = loader_next_generation(registry->loader);
+	int err;
 
-	err = sandbox_policy_copy(policy, &copy);
-	if (err) {
-		sandbox_error_set(error, "internal", "copying the policy: %s", strerror(-err));
+	err = loader_entries_write(registry->loader, generation, next);
+	if (err)
 		return err;
-	}
-	err = allowset_from_policy(policy, &next);
-	if (err)
-		goto kernel_error;
-	/* The new generation's entries first, then the one-write flip, then the old ones go. */
-	generation = loader_next_generation(registry->loader);
-	err = loader_entries_write(registry->loader, generation, &next);
-	if (err)
-		goto kernel_error;
 	value.generation = generation;
 	value.flags = sandbox_flags(policy);
 	value.digest = policy_digest(policy);
 	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
 	if (err) {
-		loader_entries_delete(registry->loader, generation, &next);
-		goto kernel_error;
+		loader_entries_delete(registry->loader, generation, next);
+		return err;
 	}
 	loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
-	/* Links detached behind our back come back; adopted ones get this binary's programs. */
+	allowset_free(&sandbox->applied);
+	sandbox->applied = *next;
+	memset(next, 0, sizeof(*next));
+	sandbox->generation = generation;
+	sandbox->digest = value.digest;
+	return 0;
+}
+
+/* Links detached behind our back come back; adopted ones get this binary's programs. */
+static void sandbox_links_mend(struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	int repaired = 0;
+
 	if (loader_links_repair(registry->loader, sandbox->cgroup_id, sandbox->path,
 				sandbox->link_fds, &repaired))
 		log_error("%s: could not re-attach its missing links", sandbox->path);
@@ -331,24 +345,83 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 			 repaired);
 	if (loader_links_refresh(registry->loader, sandbox->link_fds))
 		log_warn("%s: could not refresh the programs of its links", sandbox->path);
-	allowset_free(&sandbox->applied);
-	sandbox->applied = next;
-	sandbox->generation = generation;
-	sandbox->digest = value.digest;
-	if (sandbox->policy_known)
+}
+
+int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
+		   const struct policy *policy, struct sandbox_error *error)
+{
+	struct allowset next = {0};
+	struct policy copy;
+	bool names_referenced = false;
+	int err;
+
+	err = sandbox_policy_copy(policy, &copy);
+	if (err) {
+		sandbox_error_set(error, "internal", "copying the policy: %s", strerror(-err));
+		return err;
+	}
+	if (registry->resolver) {
+		err = resolver_policy_ref(registry->resolver, &copy);
+		if (err)
+			goto kernel_error;
+		names_referenced = true;
+	}
+	err = sandbox_allowset_compute(registry, &copy, &next);
+	if (!err)
+		err = sandbox_program(registry, sandbox, &copy, &next);
+	if (err)
+		goto kernel_error;
+	sandbox_links_mend(registry, sandbox);
+	if (sandbox->policy_known) {
+		if (registry->resolver)
+			resolver_policy_unref(registry->resolver, &sandbox->policy);
 		policy_free(&sandbox->policy);
+	}
 	sandbox->policy = copy;
 	sandbox->policy_known = true;
+	json_decref(sandbox->last_verify);
+	sandbox->last_verify = NULL;
 	sandbox_state_write(registry, sandbox);
 	log_info("updated %s (%s, generation %u, %zu entries)", sandbox->path,
-		 policy_mode_name(policy->mode), generation, next.count);
+		 policy_mode_name(policy->mode), sandbox->generation, sandbox->applied.count);
 	return 0;
 kernel_error:
 	sandbox_error_set(error, "kernel", "updating %s: %s; the previous policy stays in force",
 			  sandbox->path, strerror(-err));
+	if (names_referenced)
+		resolver_policy_unref(registry->resolver, &copy);
 	allowset_free(&next);
 	policy_free(&copy);
 	return err;
+}
+
+int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	struct allowset next = {0};
+	int err;
+
+	if (!sandbox->policy_known)
+		return 0;
+	/* Until every name answered once, a recompute would drop what the maps hold. */
+	if (registry->resolver && !resolver_policy_settled(registry->resolver, &sandbox->policy))
+		return 0;
+	err = sandbox_allowset_compute(registry, &sandbox->policy, &next);
+	if (err)
+		return err;
+	if (allowset_equal(&next, &sandbox->applied)) {
+		allowset_free(&next);
+		return 0;
+	}
+	err = sandbox_program(registry, sandbox, &sandbox->policy, &next);
+	allowset_free(&next);
+	if (err) {
+		log_error("%s: programming its names' new addresses: %s; the previous set stays",
+			  sandbox->path, strerror(-err));
+		return err;
+	}
+	log_info("%s: names changed: generation %u, %zu entries", sandbox->path,
+		 sandbox->generation, sandbox->applied.count);
+	return 0;
 }
 
 int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
@@ -366,6 +439,8 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 	loader_sandbox_delete(registry->loader, sandbox->cgroup_id);
 	loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
 	sandbox_state_remove(registry, sandbox->cgroup_id);
+	if (registry->resolver && sandbox->policy_known)
+		resolver_policy_unref(registry->resolver, &sandbox->policy);
 	log_info("detached %s", sandbox->path);
 	sandbox_registry_remove(registry, sandbox);
 	sandbox_free(sandbox);
@@ -436,6 +511,10 @@ static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_
 	if (err)
 		goto cleanup;
 	sandbox->since = time(NULL);
+	/* Its names resolve afresh; the maps keep their addresses until they have answered. */
+	if (registry->resolver && sandbox->policy_known &&
+	    resolver_policy_ref(registry->resolver, &sandbox->policy))
+		log_warn("sandbox %" PRIu64 ": cannot track its names", cgroup_id);
 	err = sandbox_registry_add(registry, sandbox);
 	if (err)
 		goto cleanup;
@@ -506,7 +585,7 @@ void sandbox_registry_free(struct sandbox_registry *registry)
 	memset(registry, 0, sizeof(*registry));
 }
 
-json_t *sandbox_to_json(const struct sandbox *sandbox)
+json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox *sandbox)
 {
 	json_t *hooks = json_array(), *object;
 	char digest[17];
@@ -521,6 +600,8 @@ json_t *sandbox_to_json(const struct sandbox *sandbox)
 			   sandbox->policy_known ? policy_to_json(&sandbox->policy) : json_null(),
 			   "entries", (json_int_t)sandbox->applied.count, "hooks", hooks, "netns",
 			   sandbox->netns_path[0] ? json_string(sandbox->netns_path) : json_null());
+	if (object && registry->resolver && sandbox->policy_known)
+		json_object_set_new(object, "names", sandbox_names_to_json(registry, sandbox));
 	if (object && sandbox->last_check_at)
 		json_object_set_new(object, "lockdown",
 				    json_pack("{s:b, s:I, s:I}", "ok", sandbox->last_check_ok,

@@ -35,8 +35,11 @@ struct sandbox {
 	time_t last_check_at;
 };
 
+struct resolver;
+
 struct sandbox_registry {
 	struct loader *loader;
+	struct resolver *resolver; /* NULL: names contribute nothing */
 	const char *state_dir; /* NULL: no state files (bfbpf run) */
 	size_t count;
 	struct sandbox **items;
@@ -66,8 +69,20 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 		   struct sandbox_error *error);
 
+/* Re-program a sandbox whose names' addresses changed (no-op if nothing did). */
+int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox);
+/* Has every name of the sandbox's policy answered at least once? */
+bool sandbox_names_settled(struct sandbox_registry *registry, const struct sandbox *sandbox);
+/* Literal entries plus the policy's names' current addresses (range-filtered). */
+int sandbox_allowset_compute(const struct sandbox_registry *registry, const struct policy *policy,
+			     struct allowset *out);
+/* Per name of the policy: addresses, filtered addresses, errors, times. */
+json_t *sandbox_names_to_json(struct sandbox_registry *registry, const struct sandbox *sandbox);
+/* The names of the policy with no address programmed. */
+json_t *sandbox_names_unresolved(struct sandbox_registry *registry, const struct sandbox *sandbox);
+
 uint32_t sandbox_flags(const struct policy *policy);
 void sandbox_digest_format(uint64_t digest, char out[17]);
-json_t *sandbox_to_json(const struct sandbox *sandbox);
+json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox *sandbox);
 
 #endif /* BFBPF_SANDBOX_H */

@@ -114,7 +114,8 @@ static void verify_policy(struct sandbox_registry *registry, const struct sandbo
 	verify_check_add(checks, complete, "policy", ok, detail);
 }
 
-static void verify_entries(const struct loader_snapshot *snapshot, const struct sandbox *sandbox,
+static void verify_entries(struct sandbox_registry *registry,
+			   const struct loader_snapshot *snapshot, const struct sandbox *sandbox,
 			   json_t *checks, bool *complete)
 {
 	struct allowset held = {0}, expected = {0}, missing = {0}, extra = {0};
@@ -125,7 +126,7 @@ static void verify_entries(const struct loader_snapshot *snapshot, const struct 
 		verify_check_add(checks, complete, "maps", false, "policy unknown; cannot compare");
 		return;
 	}
-	if (allowset_from_policy(&sandbox->policy, &expected) ||
+	if (sandbox_allowset_compute(registry, &sandbox->policy, &expected) ||
 	    loader_snapshot_generation(snapshot, sandbox->generation, &held) ||
 	    allowset_diff(&held, &expected, &missing, &extra)) {
 		snprintf(detail, sizeof(detail), "cannot read the allow maps: %s", strerror(errno));
@@ -275,7 +276,7 @@ json_t *verify_sandbox(struct sandbox_registry *registry, const struct sandbox *
 	if (!snapshot && loader_snapshot_take(registry->loader, &own))
 		verify_check_add(checks, &complete, "maps", false, "cannot read the allow maps");
 	else
-		verify_entries(snapshot ? snapshot : &own, sandbox, checks, &complete);
+		verify_entries(registry, snapshot ? snapshot : &own, sandbox, checks, &complete);
 	loader_snapshot_free(&own);
 	if (with_probes)
 		verify_probes(registry, sandbox, checks, &complete);
