@@ -27,6 +27,7 @@ static const char cli_usage_text[] =
 	"  bfbpf status  [TARGET] [--socket PATH] [--json]\n"
 	"  bfbpf verify  TARGET [--max-age SECONDS] [--socket PATH] [--json]\n"
 	"  bfbpf run     POLICY [--cgroup-parent DIR] [--bpffs DIR] [--] COMMAND [ARG]...\n"
+	"  bfbpf resolve POLICY [--dns-server ADDR[:PORT]]... [--json]   # dry run of names\n"
 	"  bfbpf check   [--json]\n"
 	"  bfbpf --version | --help\n"
 	"\n"
@@ -513,6 +514,8 @@ int cli_main(int argc, char **argv)
 		return cli_run(argc - 1, argv + 1);
 	if (!strcmp(command, "check"))
 		return cli_check(argc - 1, argv + 1);
+	if (!strcmp(command, "resolve"))
+		return cli_resolve(argc - 1, argv + 1);
 	if (!strcmp(command, "attach") || !strcmp(command, "update") ||
 	    !strcmp(command, "detach") || !strcmp(command, "status") || !strcmp(command, "verify"))
 		return cli_client_command(command, argc - 1, argv + 1);

@@ -71,5 +71,6 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_main(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_check(int argc, char **argv);
+int cli_resolve(int argc, char **argv);
 
 #endif /* BFBPF_CLI_H */

@@ -24,6 +24,7 @@
 #include "daemon.h"
 #include "loader.h"
 #include "log.h"
+#include "resolver.h"
 #include "sandbox.h"
 #include "verify.h"
 
@@ -135,6 +136,7 @@ static int run_remove_pins(const char *pin_dir)
 
 struct run_args {
 	struct cli_policy_args policy;
+	struct resolver_options resolver;
 	const char *cgroup_parent;
 	const char *bpffs;
 	char **command;
@@ -146,6 +148,7 @@ static int run_parse(int argc, char **argv, struct run_args *args)
 		CLI_POLICY_LONG_OPTIONS,
 		{"cgroup-parent", required_argument, NULL, CLI_OPTION_CGROUP_PARENT},
 		{"bpffs", required_argument, NULL, CLI_OPTION_BPFFS},
+		{"dns-server", required_argument, NULL, CLI_OPTION_DNS_SERVER},
 		{"help", no_argument, NULL, CLI_OPTION_HELP},
 		{0},
 	};
@@ -160,9 +163,12 @@ static int run_parse(int argc, char **argv, struct run_args *args)
 			args->cgroup_parent = optarg;
 		} else if (opt == CLI_OPTION_BPFFS) {
 			args->bpffs = optarg;
+		} else if (opt == CLI_OPTION_DNS_SERVER &&
+			   args->resolver.server_count < RESOLVER_MAX_SERVERS) {
+			args->resolver.servers[args->resolver.server_count++] = optarg;
 		} else if (opt == CLI_OPTION_HELP) {
-			printf("usage: bfbpf run POLICY [--cgroup-parent DIR] [--bpffs DIR] [--] "
-			       "COMMAND [ARG]...\n");
+			printf("usage: bfbpf run POLICY [--cgroup-parent DIR] [--bpffs DIR] "
+			       "[--dns-server ADDR[:PORT]]... [--] COMMAND [ARG]...\n");
 			return -1;
 		} else {
 			cli_error("%s: unknown option or missing argument (see 'bfbpf --help')",
@@ -206,6 +212,7 @@ static int run_confine(struct sandbox_registry *registry, const char *cgroup,
 int cli_run(int argc, char **argv)
 {
 	struct run_args args = {.bpffs = RUN_DEFAULT_BPFFS};
+	struct resolver *resolver = NULL;
 	char parent[PATH_MAX], cgroup[PATH_MAX], pin_dir[PATH_MAX];
 	struct sandbox_registry registry = {0};
 	struct sandbox *sandbox = NULL;
@@ -215,6 +222,7 @@ int cli_run(int argc, char **argv)
 	int status, ready[2] = {-1, -1};
 	pid_t child, self;
 
+	names_config_default(&args.resolver.names);
 	status = run_parse(argc, argv, &args);
 	if (status) {
 		status = status < 0 ? CLI_EXIT_OK : status;
@@ -246,6 +254,16 @@ int cli_run(int argc, char **argv)
 		goto cleanup;
 	}
 	sandbox_registry_init(&registry, loader, NULL);
+	/* Names are resolved once, before the command starts (no daemon keeps them fresh). */
+	if (resolver_open(&args.resolver, -1, &resolver) ||
+	    resolver_policy_ref(resolver, &policy)) {
+		cli_error("cannot start the resolver");
+		goto cleanup;
+	}
+	if (resolver_wait_settled(resolver, &policy, RESOLVER_SETTLE_TIMEOUT_MS))
+		log_warn("some names did not answer within %d ms; they allow nothing",
+			 RESOLVER_SETTLE_TIMEOUT_MS);
+	registry.resolver = resolver;
 	if (run_install_forwarding() || pipe2(ready, O_CLOEXEC))
 		goto cleanup;
 	self = getpid();
@@ -287,6 +305,7 @@ cleanup:
 		sandbox_detach(&registry, sandbox, &error);
 	}
 	sandbox_registry_free(&registry);
+	resolver_close(resolver);
 	loader_close(loader);
 	if (loader)
 		run_remove_pins(pin_dir);
