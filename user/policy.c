@@ -248,6 +248,17 @@ cleanup:
 	return ret;
 }
 
+static size_t policy_count_names(const struct policy *policy)
+{
+	size_t names = 0;
+
+	for (size_t i = 0; i < policy->n_allowed_hosts; i++)
+		names += policy->allowed_hosts[i].kind == POLICY_ENTRY_HOSTNAME;
+	for (size_t i = 0; i < policy->n_model_endpoints; i++)
+		names += policy->model_endpoints[i].kind == POLICY_ENTRY_HOSTNAME;
+	return names;
+}
+
 int policy_from_json(const json_t *object, struct policy *out, char *err, size_t err_size)
 {
 	struct policy p = {.allow_loopback = true, .allow_model_endpoint = true};
@@ -279,6 +290,14 @@ int policy_from_json(const json_t *object, struct policy *out, char *err, size_t
 		policy_errf(err, err_size, "allowed_hosts has no effect in %s mode%s",
 			    policy_mode_name(p.mode),
 			    p.mode == POLICY_MODE_PUBLIC ? " (everything is allowed)" : "");
+		ret = -EINVAL;
+		goto cleanup;
+	}
+	if (policy_count_names(&p) > POLICY_MAX_NAMES) {
+		/* Each name is resolved (twice per TTL) for as long as the policy lives. */
+		policy_errf(err, err_size, "more than %d host names (POLICY_MAX_NAMES); use CIDRs or "
+				       "wildcards for large sets",
+			    POLICY_MAX_NAMES);
 		ret = -EINVAL;
 		goto cleanup;
 	}

@@ -12,6 +12,7 @@
 /* Documented limits (docs/policy.md); exceeding one is a parse error. */
 #define POLICY_MAX_ALLOWED_HOSTS 100000
 #define POLICY_MAX_MODEL_ENDPOINTS 64
+#define POLICY_MAX_NAMES 4096 /* host names (resolved by the daemon) per policy */
 #define POLICY_MAX_ENTRY_LENGTH 300
 #define POLICY_MAX_JSON_BYTES (16 << 20)
 #define HOSTNAME_MAX_LENGTH 253

@@ -669,6 +669,21 @@ static json_t *hosts_policy(size_t n, const char *key)
 	return o;
 }
 
+static json_t *addresses_policy(size_t n)
+{
+	json_t *o = json_pack("{s:s}", "network_mode", "allowlist");
+	json_t *a = json_array();
+	char address[32];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(address, sizeof(address), "10.%zu.%zu.%zu", i >> 16, (i >> 8) & 255,
+			 i & 255);
+		json_array_append_new(a, json_string(address));
+	}
+	json_object_set_new(o, "allowed_hosts", a);
+	return o;
+}
+
 static void test_policy_limits(void **state)
 {
 	json_t *o;
@@ -687,13 +702,23 @@ static void test_policy_limits(void **state)
 	assert_string_equal(err, "model_endpoints has 65 entries; the limit is 64");
 	json_decref(o);
 
-	o = hosts_policy(POLICY_MAX_ALLOWED_HOSTS, "allowed_hosts");
+	o = addresses_policy(POLICY_MAX_ALLOWED_HOSTS);
 	assert_int_equal(policy_from_json(o, &p, err, sizeof(err)), 0);
 	assert_int_equal(p.n_allowed_hosts, POLICY_MAX_ALLOWED_HOSTS);
 	policy_free(&p);
 	json_decref(o);
 
-	o = hosts_policy(POLICY_MAX_ALLOWED_HOSTS + 1, "allowed_hosts");
+	/* Names are resolved for as long as the policy lives: fewer of them. */
+	o = hosts_policy(POLICY_MAX_NAMES, "allowed_hosts");
+	assert_int_equal(policy_from_json(o, &p, err, sizeof(err)), 0);
+	policy_free(&p);
+	json_decref(o);
+	o = hosts_policy(POLICY_MAX_NAMES + 1, "allowed_hosts");
+	assert_int_equal(policy_from_json(o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "more than 4096 host names"));
+	json_decref(o);
+
+	o = addresses_policy(POLICY_MAX_ALLOWED_HOSTS + 1);
 	assert_int_equal(policy_from_json(o, &p, err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "allowed_hosts has 100001 entries; the limit is 100000");
 	json_decref(o);
