@@ -273,6 +273,11 @@ json_t *verify_sandbox(struct sandbox_registry *registry, const struct sandbox *
 		close(cgroup_fd);
 	verify_packet_sockets(registry, sandbox, checks, &complete);
 	verify_policy(registry, sandbox, checks, &complete);
+	/* A public sandbox enforces its policy, but it is not locked down (the periodic
+	 * checks, which look for breakage, leave this out: public is no breakage). */
+	if (with_probes && sandbox->policy_known && sandbox->policy.mode == POLICY_MODE_PUBLIC)
+		verify_check_add(checks, &complete, "restrictive", false,
+				 "network_mode is public: nothing is restricted");
 	if (!snapshot && loader_snapshot_take(registry->loader, &own))
 		verify_check_add(checks, &complete, "maps", false, "cannot read the allow maps");
 	else
