@@ -151,7 +151,10 @@ import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(10)
 s.connect(sys.argv[1])
-s.sendall(b'{"op":"status"}\n')
+try:
+    s.sendall(b'{"op":"status"}\n')
+except BrokenPipeError:
+    pass  # refused and closed before the request went out: the reply is still there
 print(s.recv(65536).decode().strip())
 try:
     print("closed" if s.recv(1) == b"" else "still open")
