@@ -1,5 +1,7 @@
 # bfbpf — eBPF cgroup egress filter. `make deps && make && make test`.
 PREFIX ?= /usr/local
+# V=1 shows the full compiler command lines.
+Q := $(if $(V),,@)
 BUILD ?= build
 CC := gcc
 CLANG ?= clang
@@ -57,7 +59,8 @@ $(BUILD)/bfbpf.skel.h: $(BUILD)/bfbpf.bpf.o
 
 $(BUILD)/user/%.o: user/%.c $(wildcard user/*.h) include/bfbpf.h $(BUILD)/bfbpf.skel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libbfbpf.a: $(USER_OBJS)
 	$(AR) rcs $@ $^
@@ -87,7 +90,8 @@ test: deps
 # The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
 $(BUILD)/san/user/%.o: user/%.c $(wildcard user/*.h) include/bfbpf.h $(BUILD)/bfbpf.skel.h
 	@mkdir -p $(dir $@)
-	$(CLANG) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+	@echo "  CC-SAN  $<"
+	$(Q)$(CLANG) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
 $(BUILD)/san/tests/%: tests/unit/%.c $(SAN_OBJS)
 	@mkdir -p $(dir $@)
