@@ -63,6 +63,14 @@ struct {
 	__type(value, struct bfbpf_allow_value);
 } allow_prefix SEC(".maps");
 
+/* Where each redirected DNS socket meant to go (read back by recvmsg and getpeername). */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bfbpf_dns_origin);
+} dns_origins SEC(".maps");
+
 /* A destination, normalised: IPv4 (and mapped/NAT64 IPv6) as ::ffff:a.b.c.d. */
 struct destination {
 	__u32 addr[4]; /* network byte order words */
@@ -188,9 +196,13 @@ static __always_inline int policy_verdict(const struct bfbpf_sandbox *sandbox,
 		return BFBPF_VERDICT_DENY; /* our program runs, but no policy: fail closed */
 	if (sandbox->flags & BFBPF_SANDBOX_PUBLIC)
 		return BFBPF_VERDICT_ALLOW;
-	if (destination_is_loopback(dst))
+	if (destination_is_loopback(dst)) {
+		/* The sandbox's own DNS responder is reachable even without loopback. */
+		if (sandbox->dns_port && dst->port == sandbox->dns_port)
+			return BFBPF_VERDICT_ALLOW;
 		return (sandbox->flags & BFBPF_SANDBOX_ALLOW_LOOPBACK) ? BFBPF_VERDICT_ALLOW
 								      : BFBPF_VERDICT_DENY;
+	}
 	if (allow_maps_contain(sandbox->generation, dst, BFBPF_PORT_ANY))
 		return BFBPF_VERDICT_ALLOW;
 	if (dst->port && allow_maps_contain(sandbox->generation, dst, dst->port))
@@ -198,17 +210,54 @@ static __always_inline int policy_verdict(const struct bfbpf_sandbox *sandbox,
 	return BFBPF_VERDICT_DENY;
 }
 
+/* Should this connect or send go to the sandbox's DNS responder instead? */
+static __always_inline int dns_redirected(const struct bfbpf_sandbox *sandbox, __u32 port)
+{
+	return sandbox && sandbox->dns_port && !(sandbox->flags & BFBPF_SANDBOX_PUBLIC) &&
+	       port == BFBPF_DNS_PORT;
+}
+
+/* Remembers the original destination for recvmsg and getpeername; NULL: deny. */
+static __always_inline struct bfbpf_dns_origin *
+dns_origin_record(struct bpf_sock_addr *ctx, const struct bfbpf_sandbox *sandbox, __u32 family)
+{
+	struct bfbpf_dns_origin *origin;
+	struct bpf_sock *sk = ctx->sk;
+
+	if (!sk)
+		return NULL;
+	origin = bpf_sk_storage_get(&dns_origins, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!origin)
+		return NULL;
+	origin->port = (__u16)ctx->user_port;
+	origin->responder_port = sandbox->dns_port;
+	origin->family = family;
+	return origin;
+}
+
 static __always_inline int judge_sock_addr4(struct bpf_sock_addr *ctx)
 {
+	const struct bfbpf_sandbox *sandbox = sandbox_of_current_task();
+	struct bfbpf_dns_origin *origin;
 	struct destination dst;
 
 	destination_from_ip4(&dst, ctx->user_ip4);
 	dst.port = bpf_ntohs((__u16)ctx->user_port);
-	return policy_verdict(sandbox_of_current_task(), &dst);
+	if (!dns_redirected(sandbox, dst.port))
+		return policy_verdict(sandbox, &dst);
+	origin = dns_origin_record(ctx, sandbox, AF_INET);
+	if (!origin)
+		return BFBPF_VERDICT_DENY; /* a reply could not be mapped back: fail closed */
+	__builtin_memcpy(origin->addr, dst.addr, sizeof(origin->addr));
+	ctx->user_ip4 = bpf_htonl(0x7f000001);
+	ctx->user_port = bpf_htons(sandbox->dns_port);
+	return BFBPF_VERDICT_ALLOW;
 }
 
 static __always_inline int judge_sock_addr6(struct bpf_sock_addr *ctx)
 {
+	const struct bfbpf_sandbox *sandbox = sandbox_of_current_task();
+	struct bfbpf_dns_origin *origin;
 	struct destination dst;
 	__u32 ip6[4];
 
@@ -219,7 +268,98 @@ static __always_inline int judge_sock_addr6(struct bpf_sock_addr *ctx)
 	ip6[3] = ctx->user_ip6[3];
 	destination_from_ip6(&dst, ip6);
 	dst.port = bpf_ntohs((__u16)ctx->user_port);
-	return policy_verdict(sandbox_of_current_task(), &dst);
+	if (!dns_redirected(sandbox, dst.port))
+		return policy_verdict(sandbox, &dst);
+	origin = dns_origin_record(ctx, sandbox, AF_INET6);
+	if (!origin)
+		return BFBPF_VERDICT_DENY;
+	__builtin_memcpy(origin->addr, ip6, sizeof(origin->addr));
+	/* An IPv4 server (mapped, NAT64), or no [::1] listener: ::ffff:127.0.0.1. */
+	if (destination_is_ip4(&dst) || !(sandbox->flags & BFBPF_SANDBOX_DNS_V6)) {
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = bpf_htonl(0x0000ffff);
+		ctx->user_ip6[3] = bpf_htonl(0x7f000001);
+	} else {
+		ctx->user_ip6[0] = 0;
+		ctx->user_ip6[1] = 0;
+		ctx->user_ip6[2] = 0;
+		ctx->user_ip6[3] = bpf_htonl(1);
+	}
+	ctx->user_port = bpf_htons(sandbox->dns_port);
+	return BFBPF_VERDICT_ALLOW;
+}
+
+/*
+ * The peer a redirected socket sees (recvmsg source, getpeername) is put
+ * back to the server it asked, so that resolvers accept the reply. Only the
+ * responder's own address and port are rewritten. These hooks must say 1.
+ */
+static __always_inline void dns_unredirect4(struct bpf_sock_addr *ctx)
+{
+	struct bfbpf_dns_origin *origin;
+	struct bpf_sock *sk = ctx->sk;
+
+	if (!sk)
+		return;
+	origin = bpf_sk_storage_get(&dns_origins, sk, 0, 0);
+	if (!origin || ctx->user_ip4 != bpf_htonl(0x7f000001) ||
+	    ctx->user_port != bpf_htons(origin->responder_port))
+		return;
+	ctx->user_ip4 = origin->addr[3];
+	ctx->user_port = origin->port;
+}
+
+static __always_inline void dns_unredirect6(struct bpf_sock_addr *ctx)
+{
+	struct bfbpf_dns_origin *origin;
+	struct bpf_sock *sk = ctx->sk;
+	__u32 w2, w3;
+
+	if (!sk)
+		return;
+	origin = bpf_sk_storage_get(&dns_origins, sk, 0, 0);
+	if (!origin || ctx->user_port != bpf_htons(origin->responder_port) || ctx->user_ip6[0] ||
+	    ctx->user_ip6[1])
+		return;
+	w2 = ctx->user_ip6[2];
+	w3 = ctx->user_ip6[3];
+	if (!((w2 == 0 && w3 == bpf_htonl(1)) ||
+	      (w2 == bpf_htonl(0x0000ffff) && w3 == bpf_htonl(0x7f000001))))
+		return;
+	ctx->user_ip6[0] = origin->addr[0];
+	ctx->user_ip6[1] = origin->addr[1];
+	ctx->user_ip6[2] = origin->addr[2];
+	ctx->user_ip6[3] = origin->addr[3];
+	ctx->user_port = origin->port;
+}
+
+SEC("cgroup/recvmsg4")
+int bfbpf_recvmsg4(struct bpf_sock_addr *ctx)
+{
+	dns_unredirect4(ctx);
+	return BFBPF_VERDICT_ALLOW;
+}
+
+SEC("cgroup/recvmsg6")
+int bfbpf_recvmsg6(struct bpf_sock_addr *ctx)
+{
+	dns_unredirect6(ctx);
+	return BFBPF_VERDICT_ALLOW;
+}
+
+SEC("cgroup/getpeername4")
+int bfbpf_getpeername4(struct bpf_sock_addr *ctx)
+{
+	dns_unredirect4(ctx);
+	return BFBPF_VERDICT_ALLOW;
+}
+
+SEC("cgroup/getpeername6")
+int bfbpf_getpeername6(struct bpf_sock_addr *ctx)
+{
+	dns_unredirect6(ctx);
+	return BFBPF_VERDICT_ALLOW;
 }
 
 SEC("cgroup/connect4")

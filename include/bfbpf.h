@@ -14,7 +14,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a key, value or map definition below changes. */
-#define BFBPF_ABI_VERSION 1
+#define BFBPF_ABI_VERSION 2
 
 /* Verdicts of the cgroup hooks: the kernel reads 1 as "go on", 0 as EPERM/drop. */
 #define BFBPF_VERDICT_DENY 0
@@ -31,6 +31,10 @@
 /* struct bfbpf_sandbox.flags */
 #define BFBPF_SANDBOX_PUBLIC (1u << 0)         /* network_mode public: allow everything */
 #define BFBPF_SANDBOX_ALLOW_LOOPBACK (1u << 1) /* 127.0.0.0/8, ::1, 0.0.0.0 and :: */
+#define BFBPF_SANDBOX_DNS_V6 (1u << 2)         /* the responder also listens on [::1] */
+
+/* Every query to this port, to any address, goes to the sandbox's responder. */
+#define BFBPF_DNS_PORT 53
 
 /* Port value of an entry that allows every port. */
 #define BFBPF_PORT_ANY 0
@@ -44,6 +48,20 @@ struct bfbpf_sandbox {
 	__u32 generation; /* which allow entries apply; unique across sandboxes */
 	__u32 flags;      /* BFBPF_SANDBOX_* */
 	__u64 digest;     /* digest of the canonical policy, for verify */
+	__u16 dns_port;   /* host order; the responder on 127.0.0.1 (and ::1); 0: none */
+	__u16 reserved16;
+	__u32 reserved32;
+};
+
+/*
+ * Per socket (socket-local storage): where a redirected DNS socket meant to
+ * go, so that replies and getpeername() show that address, not the responder.
+ */
+struct bfbpf_dns_origin {
+	__u32 addr[4];  /* network order; IPv4 as ::ffff:a.b.c.d */
+	__u16 port;     /* network order (53) */
+	__u16 responder_port; /* host order */
+	__u32 family;   /* AF_INET or AF_INET6: the family of the socket's own addresses */
 };
 
 /* Key of the exact-address hash map. port is in host byte order. */

@@ -27,6 +27,10 @@ static const struct {
 	[LOADER_HOOK_SENDMSG6] = {"sendmsg6", BPF_CGROUP_UDP6_SENDMSG},
 	[LOADER_HOOK_SOCK_CREATE] = {"sock_create", BPF_CGROUP_INET_SOCK_CREATE},
 	[LOADER_HOOK_EGRESS] = {"egress", BPF_CGROUP_INET_EGRESS},
+	[LOADER_HOOK_RECVMSG4] = {"recvmsg4", BPF_CGROUP_UDP4_RECVMSG},
+	[LOADER_HOOK_RECVMSG6] = {"recvmsg6", BPF_CGROUP_UDP6_RECVMSG},
+	[LOADER_HOOK_GETPEERNAME4] = {"getpeername4", BPF_CGROUP_INET4_GETPEERNAME},
+	[LOADER_HOOK_GETPEERNAME6] = {"getpeername6", BPF_CGROUP_INET6_GETPEERNAME},
 	[LOADER_HOOK_SOCKET_LSM] = {"socket_lsm", BPF_LSM_CGROUP},
 };
 
@@ -55,6 +59,14 @@ static struct bpf_program *loader_program(struct bfbpf_bpf *skel, enum loader_ho
 		return skel->progs.bfbpf_sock_create;
 	case LOADER_HOOK_SOCKET_LSM:
 		return skel->progs.bfbpf_socket_create;
+	case LOADER_HOOK_RECVMSG4:
+		return skel->progs.bfbpf_recvmsg4;
+	case LOADER_HOOK_RECVMSG6:
+		return skel->progs.bfbpf_recvmsg6;
+	case LOADER_HOOK_GETPEERNAME4:
+		return skel->progs.bfbpf_getpeername4;
+	case LOADER_HOOK_GETPEERNAME6:
+		return skel->progs.bfbpf_getpeername6;
 	case LOADER_HOOK_EGRESS:
 	default:
 		return skel->progs.bfbpf_egress;

@@ -24,6 +24,10 @@ enum loader_hook {
 	LOADER_HOOK_SENDMSG6,
 	LOADER_HOOK_SOCK_CREATE,
 	LOADER_HOOK_EGRESS,
+	LOADER_HOOK_RECVMSG4,    /* DNS replies show the server asked, not the responder */
+	LOADER_HOOK_RECVMSG6,
+	LOADER_HOOK_GETPEERNAME4,
+	LOADER_HOOK_GETPEERNAME6,
 	LOADER_HOOK_SOCKET_LSM, /* lsm_cgroup/socket_create: every address family */
 	LOADER_HOOK_COUNT,
 };
