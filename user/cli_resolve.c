@@ -108,7 +108,7 @@ int cli_resolve(int argc, char **argv)
 	}
 	resolver_wait_settled(resolver, &view->policy, RESOLVER_SETTLE_TIMEOUT_MS);
 	registry.resolver = resolver;
-	if (sandbox_allowset_compute(&registry, &view->policy, &set))
+	if (sandbox_allowset_compute(&registry, &view->policy, NULL, 0, &set))
 		goto cleanup;
 	names = sandbox_names_to_json(&registry, view);
 	out = json_pack("{s:b, s:O, s:o}", "ok", 1, "names", names,

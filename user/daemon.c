@@ -26,6 +26,7 @@
 #include "loader.h"
 #include "log.h"
 #include "resolver.h"
+#include "responder.h"
 #include "sandbox.h"
 #include "verify.h"
 
@@ -43,6 +44,7 @@ struct daemon {
 	const struct daemon_options *options;
 	struct sandbox_registry registry;
 	struct resolver *resolver;
+	struct responder_context dns;
 	int epoll_fd, listen_fd, signal_fd, timer_fd;
 	struct daemon_client clients[DAEMON_MAX_CLIENTS];
 };
@@ -305,6 +307,9 @@ static void daemon_after_events(struct daemon *daemon)
 	if (daemon->resolver && resolver_take_changes(daemon->resolver))
 		for (size_t i = 0; i < daemon->registry.count; i++)
 			sandbox_refresh(&daemon->registry, daemon->registry.items[i]);
+	for (size_t i = 0; i < daemon->registry.count; i++)
+		if (daemon->registry.items[i]->responder)
+			responder_poll(daemon->registry.items[i]->responder);
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
 		struct daemon_client *client = &daemon->clients[i];
 		json_t *reply;
@@ -330,9 +335,24 @@ static int daemon_wait_ms(const struct daemon *daemon)
 		if (daemon->clients[i].fd >= 0 && daemon->clients[i].pending.active &&
 		    daemon->clients[i].pending.deadline_ms < earliest)
 			earliest = daemon->clients[i].pending.deadline_ms;
+	/* Queries of the responders wait for names: look at them ten times a second. */
+	for (size_t i = 0; i < daemon->registry.count; i++)
+		if (daemon->registry.items[i]->responder &&
+		    responder_has_pending(daemon->registry.items[i]->responder) &&
+		    now + 100 < earliest)
+			earliest = now + 100;
 	if (earliest == UINT64_MAX)
 		return -1;
 	return earliest > now ? (int)(earliest - now) : 0;
+}
+
+static bool daemon_responder_handle(struct daemon *daemon, int fd, uint32_t events)
+{
+	for (size_t i = 0; i < daemon->registry.count; i++)
+		if (daemon->registry.items[i]->responder &&
+		    responder_handle_fd(daemon->registry.items[i]->responder, fd, events))
+			return true;
+	return false;
 }
 
 static int daemon_loop(struct daemon *daemon)
@@ -360,6 +380,8 @@ static int daemon_loop(struct daemon *daemon)
 				daemon_tick(daemon);
 			else if (daemon->resolver &&
 				 resolver_handle_fd(daemon->resolver, fd, events[i].events))
+				continue;
+			else if (daemon_responder_handle(daemon, fd, events[i].events))
 				continue;
 			else if ((client = daemon_client_of(daemon, fd)))
 				daemon_client_read(daemon, client);
@@ -404,6 +426,10 @@ static int daemon_setup_resolver(struct daemon *daemon)
 	if (daemon_epoll_add(daemon, resolver_timer_fd(daemon->resolver)))
 		return -errno;
 	daemon->registry.resolver = daemon->resolver;
+	daemon->dns.epoll_fd = daemon->epoll_fd;
+	daemon->dns.registry = &daemon->registry;
+	daemon->dns.resolver = daemon->resolver;
+	daemon->registry.dns = &daemon->dns;
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "cgroup.h"
 #include "log.h"
 #include "resolver.h"
+#include "responder.h"
 #include "sandbox.h"
 
 static void sandbox_error_set(struct sandbox_error *error, const char *code, const char *fmt, ...)
@@ -27,6 +28,16 @@ static void sandbox_error_set(struct sandbox_error *error, const char *code, con
 	va_start(args, fmt);
 	vsnprintf(error->message, sizeof(error->message), fmt, args);
 	va_end(args);
+}
+
+void sandbox_value(const struct sandbox *sandbox, const struct policy *policy, uint32_t generation,
+		   struct bfbpf_sandbox *value)
+{
+	memset(value, 0, sizeof(*value));
+	value->generation = generation;
+	value->flags = sandbox_flags(policy) | (sandbox->dns_v6 ? BFBPF_SANDBOX_DNS_V6 : 0);
+	value->digest = policy_digest(policy);
+	value->dns_port = sandbox->dns_port;
 }
 
 uint32_t sandbox_flags(const struct policy *policy)
@@ -116,6 +127,8 @@ static void sandbox_free(struct sandbox *sandbox)
 {
 	if (!sandbox)
 		return;
+	responder_close(sandbox->responder);
+	free(sandbox->learned);
 	loader_links_close(sandbox->link_fds);
 	if (sandbox->netns_fd >= 0)
 		close(sandbox->netns_fd);
@@ -133,8 +146,7 @@ static void sandbox_state_path(const struct sandbox_registry *registry, uint64_t
 }
 
 /* Atomic (write then rename): a crash leaves the old state or the new, never half. */
-static int sandbox_state_write(const struct sandbox_registry *registry,
-			       const struct sandbox *sandbox)
+int sandbox_state_write(const struct sandbox_registry *registry, const struct sandbox *sandbox)
 {
 	char path[PATH_MAX], temporary[PATH_MAX + 8];
 	json_t *state;
@@ -144,10 +156,14 @@ static int sandbox_state_write(const struct sandbox_registry *registry,
 		return 0;
 	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
 	snprintf(temporary, sizeof(temporary), "%s.tmp", path);
-	state = json_pack("{s:s, s:s, s:o}", "cgroup", sandbox->path, "netns",
-			  sandbox->netns_path, "policy", policy_to_json(&sandbox->policy));
+	state = json_pack("{s:s, s:s, s:o, s:o}", "cgroup", sandbox->path, "netns",
+			  sandbox->netns_path, "policy", policy_to_json(&sandbox->policy), "learned",
+			  json_array());
 	if (!state)
 		return -ENOMEM;
+	for (size_t i = 0; i < sandbox->learned_count; i++)
+		json_array_append_new(json_object_get(state, "learned"),
+				      json_string(sandbox->learned[i].name));
 	if (json_dump_file(state, temporary, JSON_COMPACT | JSON_SORT_KEYS) ||
 	    rename(temporary, path))
 		err = -errno ? -errno : -EIO;
@@ -256,18 +272,27 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 		names_referenced = true;
 	}
 	/* Names answer later (attach's reply waits for them); cached ones count now. */
-	err = sandbox_allowset_compute(registry, policy, &sandbox->applied);
+	err = sandbox_allowset_compute(registry, policy, NULL, 0, &sandbox->applied);
 	if (err)
 		goto kernel_error;
+	if (registry->dns) {
+		err = responder_open(registry->dns, sandbox, sandbox->netns_fd, 0,
+				     &sandbox->responder);
+		if (err) {
+			sandbox_error_set(error, "dns", "starting the DNS responder of %s: %s",
+					  sandbox->path, strerror(-err));
+			goto undo;
+		}
+		sandbox->dns_port = responder_port(sandbox->responder);
+		sandbox->dns_v6 = responder_has_v6(sandbox->responder);
+	}
 	sandbox->generation = loader_next_generation(registry->loader);
 	/* Policy first, links last: a program that starts running finds its policy. */
 	err = loader_entries_write(registry->loader, sandbox->generation, &sandbox->applied);
 	if (err)
 		goto kernel_error;
 	entries_written = true;
-	value.generation = sandbox->generation;
-	value.flags = sandbox_flags(policy);
-	value.digest = sandbox->digest;
+	sandbox_value(sandbox, policy, sandbox->generation, &value);
 	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
 	if (err)
 		goto kernel_error;
@@ -288,6 +313,7 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	return 0;
 kernel_error:
 	sandbox_error_set(error, "kernel", "attaching %s: %s", sandbox->path, strerror(-err));
+undo:
 	/* The links (if any) were undone by loader_links_attach; undo the maps. */
 	loader_links_detach(registry->loader, sandbox->cgroup_id, sandbox->link_fds);
 	if (value_written)
@@ -315,9 +341,7 @@ static int sandbox_program(struct sandbox_registry *registry, struct sandbox *sa
 	err = loader_entries_write(registry->loader, generation, next);
 	if (err)
 		return err;
-	value.generation = generation;
-	value.flags = sandbox_flags(policy);
-	value.digest = policy_digest(policy);
+	sandbox_value(sandbox, policy, generation, &value);
 	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
 	if (err) {
 		loader_entries_delete(registry->loader, generation, next);
@@ -366,7 +390,8 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 			goto kernel_error;
 		names_referenced = true;
 	}
-	err = sandbox_allowset_compute(registry, &copy, &next);
+	err = sandbox_allowset_compute(registry, &copy, sandbox->learned, sandbox->learned_count,
+				       &next);
 	if (!err)
 		err = sandbox_program(registry, sandbox, &copy, &next);
 	if (err)
@@ -379,6 +404,7 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	}
 	sandbox->policy = copy;
 	sandbox->policy_known = true;
+	sandbox_learned_prune(registry, sandbox);
 	json_decref(sandbox->last_verify);
 	sandbox->last_verify = NULL;
 	sandbox_state_write(registry, sandbox);
@@ -405,7 +431,8 @@ int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox)
 	/* Until every name answered once, a recompute would drop what the maps hold. */
 	if (registry->resolver && !resolver_policy_settled(registry->resolver, &sandbox->policy))
 		return 0;
-	err = sandbox_allowset_compute(registry, &sandbox->policy, &next);
+	err = sandbox_allowset_compute(registry, &sandbox->policy, sandbox->learned,
+				       sandbox->learned_count, &next);
 	if (err)
 		return err;
 	if (allowset_equal(&next, &sandbox->applied)) {
@@ -441,6 +468,8 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 	sandbox_state_remove(registry, sandbox->cgroup_id);
 	if (registry->resolver && sandbox->policy_known)
 		resolver_policy_unref(registry->resolver, &sandbox->policy);
+	for (size_t i = 0; registry->resolver && i < sandbox->learned_count; i++)
+		names_unref(resolver_names(registry->resolver), sandbox->learned[i].name);
 	log_info("detached %s", sandbox->path);
 	sandbox_registry_remove(registry, sandbox);
 	sandbox_free(sandbox);
@@ -452,9 +481,10 @@ static int sandbox_state_read(struct sandbox_registry *registry, struct sandbox 
 {
 	char path[PATH_MAX], err_text[256];
 	json_error_t json_error;
-	json_t *state, *policy;
+	json_t *state, *policy, *item;
 	const char *cgroup, *netns;
 	int err = -EINVAL;
+	size_t i;
 
 	if (!registry->state_dir)
 		return -ENOENT;
@@ -475,9 +505,43 @@ static int sandbox_state_read(struct sandbox_registry *registry, struct sandbox 
 	if (err)
 		goto cleanup;
 	sandbox->policy_known = true;
+	json_array_foreach(json_object_get(state, "learned"), i, item)
+	{
+		bool added;
+
+		/* The maps still hold their addresses: keep them until they are re-resolved. */
+		if (registry->resolver && json_is_string(item) &&
+		    sandbox_learn(registry, sandbox, json_string_value(item), &added))
+			log_warn("%s: cannot keep the learned name %s", cgroup,
+				 json_string_value(item));
+	}
 cleanup:
 	json_decref(state);
 	return err;
+}
+
+/* The responder comes back on its old port if it can (sandboxes keep using it). */
+static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sandbox *sandbox,
+				    const struct bfbpf_sandbox *value)
+{
+	struct bfbpf_sandbox fresh;
+
+	if (!registry->dns || !sandbox->policy_known)
+		return;
+	if (sandbox->netns_path[0] && sandbox->netns_fd < 0) {
+		log_warn("%s: its network namespace is gone; no DNS responder", sandbox->path);
+	} else if (responder_open(registry->dns, sandbox, sandbox->netns_fd, value->dns_port,
+				  &sandbox->responder)) {
+		log_error("%s: cannot restart its DNS responder; its DNS queries fail",
+			  sandbox->path);
+	} else {
+		sandbox->dns_port = responder_port(sandbox->responder);
+		sandbox->dns_v6 = responder_has_v6(sandbox->responder);
+	}
+	sandbox_value(sandbox, &sandbox->policy, sandbox->generation, &fresh);
+	if ((fresh.dns_port != value->dns_port || fresh.flags != value->flags) &&
+	    loader_sandbox_set(registry->loader, sandbox->cgroup_id, &fresh))
+		log_error("%s: cannot record its responder's new port", sandbox->path);
 }
 
 static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_id)
@@ -515,6 +579,7 @@ static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_
 	if (registry->resolver && sandbox->policy_known &&
 	    resolver_policy_ref(registry->resolver, &sandbox->policy))
 		log_warn("sandbox %" PRIu64 ": cannot track its names", cgroup_id);
+	sandbox_adopt_responder(registry, sandbox, &value);
 	err = sandbox_registry_add(registry, sandbox);
 	if (err)
 		goto cleanup;
@@ -602,6 +667,8 @@ json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox 
 			   sandbox->netns_path[0] ? json_string(sandbox->netns_path) : json_null());
 	if (object && registry->resolver && sandbox->policy_known)
 		json_object_set_new(object, "names", sandbox_names_to_json(registry, sandbox));
+	if (object && sandbox->responder)
+		json_object_set_new(object, "dns", responder_status(sandbox->responder));
 	if (object && sandbox->last_check_at)
 		json_object_set_new(object, "lockdown",
 				    json_pack("{s:b, s:I, s:I}", "ok", sandbox->last_check_ok,

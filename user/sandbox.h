@@ -17,6 +17,15 @@
 #include "loader.h"
 #include "policy.h"
 
+/* A name the sandbox resolved through the responder (its addresses are allowed). */
+struct sandbox_learned {
+	char name[HOSTNAME_MAX_LENGTH + 1];
+	time_t last_used;
+};
+
+struct responder;
+struct responder_context;
+
 struct sandbox {
 	uint64_t cgroup_id;
 	char path[PATH_MAX];
@@ -33,6 +42,11 @@ struct sandbox {
 	time_t last_verify_at;
 	bool last_check_ok;        /* the periodic attachment and map checks */
 	time_t last_check_at;
+	struct responder *responder; /* NULL: no DNS responder (bfbpf run) */
+	uint16_t dns_port;           /* the responder's port, as in the map value */
+	bool dns_v6;                 /* it listens on [::1] too */
+	size_t learned_count;
+	struct sandbox_learned *learned; /* RESPONDER_MAX_LEARNED at most */
 };
 
 struct resolver;
@@ -40,6 +54,7 @@ struct resolver;
 struct sandbox_registry {
 	struct loader *loader;
 	struct resolver *resolver; /* NULL: names contribute nothing */
+	struct responder_context *dns; /* NULL: sandboxes get no DNS responder */
 	const char *state_dir; /* NULL: no state files (bfbpf run) */
 	size_t count;
 	struct sandbox **items;
@@ -73,9 +88,23 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox);
 /* Has every name of the sandbox's policy answered at least once? */
 bool sandbox_names_settled(struct sandbox_registry *registry, const struct sandbox *sandbox);
-/* Literal entries plus the policy's names' current addresses (range-filtered). */
+/*
+ * Literal entries plus the current addresses of the policy's names and of the
+ * names learned through DNS (range-filtered unless a literal covers them).
+ */
 int sandbox_allowset_compute(const struct sandbox_registry *registry, const struct policy *policy,
+			     const struct sandbox_learned *learned, size_t learned_count,
 			     struct allowset *out);
+/* Persist a sandbox's path, netns, policy and learned names (atomic rename). */
+int sandbox_state_write(const struct sandbox_registry *registry, const struct sandbox *sandbox);
+/* Remember a name learned through DNS (LRU beyond the cap); true if it is new. */
+int sandbox_learn(struct sandbox_registry *registry, struct sandbox *sandbox, const char *name,
+		  bool *added);
+/* Forget learned names the sandbox's (new) policy does not allow. */
+void sandbox_learned_prune(struct sandbox_registry *registry, struct sandbox *sandbox);
+/* The map value a sandbox's state calls for (generation, flags, digest, DNS port). */
+void sandbox_value(const struct sandbox *sandbox, const struct policy *policy, uint32_t generation,
+		   struct bfbpf_sandbox *value);
 /* Per name of the policy: addresses, filtered addresses, errors, times. */
 json_t *sandbox_names_to_json(struct sandbox_registry *registry, const struct sandbox *sandbox);
 /* The names of the policy with no address programmed. */

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* What a sandbox's names contribute to its allow set, and how status shows them. */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "hostmatch.h"
 #include "resolver.h"
+#include "responder.h"
 #include "sandbox.h"
 
 bool sandbox_names_settled(struct sandbox_registry *registry, const struct sandbox *sandbox)
@@ -34,7 +40,40 @@ static int sandbox_add_name(const struct sandbox_registry *registry,
 	return 0;
 }
 
+/* A learned name's addresses, under every entry that allows the name (with its port). */
+static int sandbox_add_learned(const struct sandbox_registry *registry,
+			       const struct policy *policy, const char *name,
+			       const struct allowset *literals, struct allowset *set)
+{
+	struct policy_entry as_entry = {.kind = POLICY_ENTRY_HOSTNAME};
+	int err = 0;
+
+	snprintf(as_entry.name, sizeof(as_entry.name), "%s", name);
+	for (size_t i = 0; !err && policy->mode == POLICY_MODE_ALLOWLIST &&
+			   i < policy->n_allowed_hosts;
+	     i++) {
+		const struct policy_entry *entry = &policy->allowed_hosts[i];
+
+		if (entry->kind == POLICY_ENTRY_ADDRESS || !hostmatch_entry(entry, name))
+			continue;
+		as_entry.port = entry->port;
+		err = sandbox_add_name(registry, &as_entry, true, literals, set);
+	}
+	for (size_t i = 0; !err && policy->mode != POLICY_MODE_PUBLIC &&
+			   policy->allow_model_endpoint && i < policy->n_model_endpoints;
+	     i++) {
+		const struct policy_entry *entry = &policy->model_endpoints[i];
+
+		if (entry->kind != POLICY_ENTRY_HOSTNAME || strcmp(entry->name, name))
+			continue;
+		as_entry.port = entry->port;
+		err = sandbox_add_name(registry, &as_entry, false, literals, set);
+	}
+	return err;
+}
+
 int sandbox_allowset_compute(const struct sandbox_registry *registry, const struct policy *policy,
+			     const struct sandbox_learned *learned, size_t learned_count,
 			     struct allowset *out)
 {
 	struct allowset set = {0}, literals = {0};
@@ -65,6 +104,11 @@ int sandbox_allowset_compute(const struct sandbox_registry *registry, const stru
 			continue;
 		err = sandbox_add_name(registry, &policy->model_endpoints[i], false, &literals,
 				       &set);
+		if (err)
+			goto cleanup;
+	}
+	for (size_t i = 0; registry->resolver && i < learned_count; i++) {
+		err = sandbox_add_learned(registry, policy, learned[i].name, &literals, &set);
 		if (err)
 			goto cleanup;
 	}
@@ -150,4 +194,66 @@ json_t *sandbox_names_unresolved(struct sandbox_registry *registry, const struct
 			json_array_append(unresolved, json_object_get(item, "name"));
 	json_decref(names);
 	return unresolved;
+}
+
+int sandbox_learn(struct sandbox_registry *registry, struct sandbox *sandbox, const char *name,
+		  bool *added)
+{
+	size_t oldest = 0;
+	int err;
+
+	*added = false;
+	for (size_t i = 0; i < sandbox->learned_count; i++) {
+		if (!strcmp(sandbox->learned[i].name, name)) {
+			sandbox->learned[i].last_used = time(NULL);
+			return 0;
+		}
+		if (sandbox->learned[i].last_used < sandbox->learned[oldest].last_used)
+			oldest = i;
+	}
+	if (!sandbox->learned) {
+		sandbox->learned = calloc(RESPONDER_MAX_LEARNED, sizeof(*sandbox->learned));
+		if (!sandbox->learned)
+			return -ENOMEM;
+	}
+	err = names_ref(resolver_names(registry->resolver), name, NULL);
+	if (err)
+		return err;
+	if (sandbox->learned_count == RESPONDER_MAX_LEARNED) {
+		/* The least recently used learned name goes; policy entries never do. */
+		names_unref(resolver_names(registry->resolver), sandbox->learned[oldest].name);
+		sandbox->learned[oldest] = sandbox->learned[--sandbox->learned_count];
+	}
+	snprintf(sandbox->learned[sandbox->learned_count].name,
+		 sizeof(sandbox->learned[0].name), "%s", name);
+	sandbox->learned[sandbox->learned_count++].last_used = time(NULL);
+	*added = true;
+	return 0;
+}
+
+/* Learned names the (new) policy no longer allows are forgotten. */
+void sandbox_learned_prune(struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < sandbox->learned_count; i++) {
+		bool allowed;
+
+		/* Allowed iff some entry of the policy would program its addresses. */
+		allowed = sandbox->policy.mode == POLICY_MODE_PUBLIC ||
+			  hostmatch_policy(&sandbox->policy, sandbox->learned[i].name);
+		for (size_t j = 0; !allowed && sandbox->policy.allow_model_endpoint &&
+				   j < sandbox->policy.n_model_endpoints;
+		     j++)
+			allowed = sandbox->policy.model_endpoints[j].kind == POLICY_ENTRY_HOSTNAME &&
+				  !strcmp(sandbox->policy.model_endpoints[j].name,
+					  sandbox->learned[i].name);
+		if (allowed) {
+			sandbox->learned[kept++] = sandbox->learned[i];
+			continue;
+		}
+		if (registry->resolver)
+			names_unref(resolver_names(registry->resolver), sandbox->learned[i].name);
+	}
+	sandbox->learned_count = kept;
 }

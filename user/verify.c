@@ -85,7 +85,7 @@ static void verify_hook(struct sandbox_registry *registry, const struct sandbox 
 static void verify_policy(struct sandbox_registry *registry, const struct sandbox *sandbox,
 			  json_t *checks, bool *complete)
 {
-	struct bfbpf_sandbox value;
+	struct bfbpf_sandbox value, expected;
 	char detail[256], want[17], have[17];
 	bool ok;
 
@@ -96,8 +96,11 @@ static void verify_policy(struct sandbox_registry *registry, const struct sandbo
 	}
 	sandbox_digest_format(sandbox->digest, want);
 	sandbox_digest_format(value.digest, have);
+	if (sandbox->policy_known)
+		sandbox_value(sandbox, &sandbox->policy, sandbox->generation, &expected);
 	ok = value.generation == sandbox->generation && value.digest == sandbox->digest &&
-	     (!sandbox->policy_known || value.flags == sandbox_flags(&sandbox->policy));
+	     (!sandbox->policy_known ||
+	      (value.flags == expected.flags && value.dns_port == expected.dns_port));
 	if (!sandbox->policy_known) {
 		ok = false;
 		snprintf(detail, sizeof(detail),
@@ -126,7 +129,8 @@ static void verify_entries(struct sandbox_registry *registry,
 		verify_check_add(checks, complete, "maps", false, "policy unknown; cannot compare");
 		return;
 	}
-	if (sandbox_allowset_compute(registry, &sandbox->policy, &expected) ||
+	if (sandbox_allowset_compute(registry, &sandbox->policy, sandbox->learned,
+				     sandbox->learned_count, &expected) ||
 	    loader_snapshot_generation(snapshot, sandbox->generation, &held) ||
 	    allowset_diff(&held, &expected, &missing, &extra)) {
 		snprintf(detail, sizeof(detail), "cannot read the allow maps: %s", strerror(errno));
