@@ -68,7 +68,7 @@ int dns_reply_rcode(const uint8_t *query, size_t query_length, const struct dns_
  * others when qtype is AAAA; addresses of the other family are skipped. The
  * owner name is a compression pointer to the question. If the records do not
  * fit in max_size (the UDP limit), the reply is truncated (TC set, no answers).
- * Returns its length or -ENOSPC.
+ * Returns its length, -ENOSPC, or -EINVAL for inconsistent arguments.
  */
 int dns_reply_addresses(const uint8_t *query, size_t query_length, const struct dns_query *parsed,
 			const struct in6_addr *addrs, const uint32_t *ttls, size_t count,
@@ -85,7 +85,9 @@ size_t dns_tcp_feed(struct dns_tcp_stream *stream, const uint8_t *data, size_t l
 /*
  * The next complete message, copied into out (size >= DNS_MAX_MESSAGE) and
  * removed from the stream: returns its length, 0 if none is complete yet.
- * Partial reads and pipelined messages are both handled.
+ * Partial reads and pipelined messages are both handled. A zero length prefix
+ * is consumed and gives -EINVAL (close the connection); a message larger than
+ * size is consumed and gives -EMSGSIZE.
  */
 int dns_tcp_next(struct dns_tcp_stream *stream, uint8_t *out, size_t size);
 
