@@ -79,7 +79,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbfbpf.a
 unit: $(UNIT_BINS)
 	@rc=0; for t in $(UNIT_BINS); do $$t || rc=1; done; exit $$rc
 
-integration: $(BUILD)/bfbpf
+# The io_uring connect probe of the integration tests.
+$(BUILD)/tests/uring_connect: tests/integration/uring_connect.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -luring
+
+integration: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect
 	tests/integration/run.sh
 
 test: deps
@@ -118,7 +123,7 @@ demo: deps
 	$(MAKE) all
 	tools/demo.sh
 
-vmtest: $(BUILD)/bfbpf
+vmtest: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect
 	vmtest/run.sh $(if $(KERNEL),--kernel $(KERNEL))
 
 bench: $(BUILD)/bfbpf

@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# shellcheck shell=bash disable=SC2086 # the address constants need no quotes
+# Cases: the life of a sandbox — descendants, several sandboxes, update,
+# detach, status, verify, and a daemon that dies.
+
+ALL_TESTS+=(nested_cgroup two_sandboxes update_cuts_established_flow detach status
+	verify_locked daemon_kill9_readopt)
+
+test_nested_cgroup() {
+	world_up
+	daemon_up
+	local before=$CG/before after=$CG/after
+	mkdir "$before" || fail "cannot create $before"
+	attach "$CG" --mode allowlist --allow $SRV4
+	mkdir "$after" "$after/deeper" || fail "cannot create $after/deeper"
+	local cg
+	for cg in "$before" "$after" "$after/deeper"; do
+		log "descendant ${cg#"$CG"/}"
+		expect "$cg" \
+			"ok tcp $SRV4 7000" \
+			"denied tcp $SRV4B 7000" \
+			"denied tcp $SRV6 7000" \
+			"denied udp-sendto $SRV4B 9999" \
+			"denied raw $SRV4"
+	done
+}
+
+test_two_sandboxes() {
+	world_up
+	daemon_up
+	local a=$CG/a b=$CG/b
+	cg_make "$a"
+	cg_make "$b"
+	attach "$a" --mode allowlist --allow $SRV4 --allow $SRV6
+	attach "$b" --mode allowlist --allow $SRV4B --allow $SRV6B
+	expect "$a" \
+		"ok tcp $SRV4 7000" \
+		"denied tcp $SRV4B 7000" \
+		"ok udp-sendto $SRV6 9999" \
+		"denied udp-sendto $SRV6B 9999"
+	expect "$b" \
+		"ok tcp $SRV4B 7000" \
+		"denied tcp $SRV4 7000" \
+		"ok udp-sendto $SRV6B 9999" \
+		"denied udp-sendto $SRV6 9999"
+	log "updating one leaves the other alone"
+	update "$a" --mode no-network
+	expect "$a" "denied tcp $SRV4 7000"
+	expect "$b" \
+		"ok tcp $SRV4B 7000" \
+		"denied tcp $SRV4 7000"
+}
+
+# hold CG ADDR PORT DIR: a background TCP flow from the sandbox (probe.py hold).
+hold_start() {
+	local cg=$1 addr=$2 port=$3 dir=$4
+	mkdir -p "$dir"
+	sbx "$cg" "$PYTHON" "$PROBE" hold "$addr" "$port" "$dir" >"$dir/out" 2>&1 &
+	echo $! >"$dir/pid"
+}
+
+hold_finish() {
+	local dir=$1 pid rc
+	pid=$(cat "$dir/pid")
+	wait "$pid"
+	rc=$?
+	cat "$dir/out"
+	return $rc
+}
+
+test_update_cuts_established_flow() {
+	world_up
+	daemon_up
+	attach "$CG" --mode allowlist --allow $SRV4 --allow $SRV4B
+	local f1=$CASEDIR/flow-cut f2=$CASEDIR/flow-kept
+	hold_start "$CG" $SRV4 7000 "$f1"
+	hold_start "$CG" $SRV4B 7000 "$f2"
+	wait_for_file "$f1/ready" 30 || { cat "$f1/out"; fail "flow to $SRV4 not established"; }
+	wait_for_file "$f2/ready" 30 || { cat "$f2/out"; fail "flow to $SRV4B not established"; }
+	log "both flows established; relock to $SRV4B only"
+	update "$CG" --mode allowlist --allow $SRV4B
+	touch "$f1/go" "$f2/go"
+	hold_finish "$f1"
+	[ $? -ne 0 ] || fail "the established flow to $SRV4 still carries data after the update"
+	hold_finish "$f2" || fail "the established flow to $SRV4B (still allowed) broke"
+	expect "$CG" \
+		"denied tcp $SRV4 7000" \
+		"ok tcp $SRV4B 7000"
+}
+
+test_detach() {
+	world_up
+	daemon_up
+	attach "$CG" --mode no-network
+	expect "$CG" \
+		"denied tcp $SRV4 7000" \
+		"denied raw $SRV4"
+	detach "$CG"
+	log "after detach the cgroup is unrestricted"
+	expect "$CG" \
+		"ok tcp $SRV4 7000" \
+		"ok tcp $SRV6B 7000" \
+		"ok udp-sendto $SRV4B 9999" \
+		"ok raw $SRV4"
+	expect_not_listed "$CG"
+}
+
+test_status() {
+	daemon_up
+	local a=$CG/a b=$CG/b f=$CASEDIR/status.json
+	cg_make "$a"
+	cg_make "$b"
+	status_json "$f"
+	json_check "$f" "d.get('ok') is True and isinstance(d.get('sandboxes'), list)" ||
+		fail "status --json before any attach"
+	attach "$a" --mode allowlist --allow $SRV4 --allow "[$SRV6]:443"
+	log "attach by a path relative to the cgroup2 mount"
+	attach "${b#"$CGROOT"/}" --mode no-network --model-endpoint $SRV4:8443
+	status_json "$f"
+	json_check "$f" "
+		len([s for s in d['sandboxes'] if s['cgroup_id'] in ($(cg_id "$a"), $(cg_id "$b"))]) == 2
+		and all(isinstance(s['generation'], int) and len(s['digest']) == 16
+			and int(s['digest'], 16) >= 0 and s['hooks'] and s['policy']['network_mode']
+			for s in d['sandboxes'])" || fail "status does not list both sandboxes well"
+	expect_listed "$a" "s['policy']['network_mode'] == 'allowlist' and
+		'198.18.0.2' in str(s['policy']['allowed_hosts']) and 'connect4' in s['hooks']
+		and 'connect6' in s['hooks']"
+	expect_listed "$b" "s['policy']['network_mode'] == 'no-network'"
+	log "status --cgroup shows that sandbox only"
+	status_json "$f" "$b"
+	json_check "$f" "[s['cgroup_id'] for s in d['sandboxes']] == [$(cg_id "$b")]" ||
+		fail "status --cgroup $b"
+	log "status --pid"
+	sleep 60 &
+	local sleeper=$!
+	echo $sleeper >"$b/cgroup.procs"
+	bfs status --pid $sleeper --json >"$f" 2>&1
+	kill $sleeper
+	cat "$f"
+	json_check "$f" "[s['cgroup_id'] for s in d['sandboxes']] == [$(cg_id "$b")]" ||
+		fail "status --pid $sleeper"
+	detach "$a"
+	expect_not_listed "$a"
+	expect_listed "$b"
+}
+
+test_verify_locked() {
+	world_up
+	daemon_up
+	local f=$CASEDIR/verify.json
+	attach "$CG" --mode allowlist --allow $SRV4 --model-endpoint $SRV4B:8443
+	expect_status 0 bfs verify --cgroup "$CG" --json
+	cp "$CASEDIR/last.out" "$f"
+	json_check "$f" "d['ok'] is True and d['lockdown_complete'] is True and d['checks']
+		and all(c['ok'] is True and c['name'] for c in d['checks'])" || fail "verify --json"
+	log "human output, same verdict"
+	expect_status 0 bfs verify --cgroup "$CG"
+	log "a cgroup without bfbpf is not locked down"
+	local other=$CGBASE/$CASE-unattached
+	cg_make "$other"
+	expect_status 1 bfs verify --cgroup "$other" --json
+	[ -s "$CASEDIR/last.out" ] && {
+		cp "$CASEDIR/last.out" "$f"
+		json_check "$f" "d.get('lockdown_complete') is not True" || fail "verify said an open cgroup is locked"
+	}
+	log "a public sandbox is not locked down either"
+	update "$CG" --mode public
+	expect_status 1 bfs verify --cgroup "$CG" --json
+}
+
+test_daemon_kill9_readopt() {
+	world_up
+	daemon_up
+	attach "$CG" --mode allowlist --allow $SRV4
+	expect "$CG" "denied tcp $SRV4B 7000"
+	log "kill -9 the daemon"
+	kill -KILL "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null
+	! kill -0 "$DAEMON_PID" 2>/dev/null || fail "the daemon survived kill -9"
+	log "the CLI says the daemon is unreachable (exit 1)"
+	expect_status 1 bfs status --json
+	log "enforcement stays in place"
+	expect "$CG" \
+		"ok tcp $SRV4 7000" \
+		"denied tcp $SRV4B 7000" \
+		"denied udp-sendto $SRV6 9999" \
+		"denied raw $SRV4"
+	log "a new daemon (same socket and bpffs) re-adopts the sandbox"
+	daemon_start
+	daemon_wait
+	expect_listed "$CG" "s['policy']['network_mode'] == 'allowlist' and '198.18.0.2' in str(s['policy']['allowed_hosts'])"
+	expect "$CG" "denied tcp $SRV4B 7000"
+	update "$CG" --mode allowlist --allow $SRV4B
+	expect "$CG" \
+		"ok tcp $SRV4B 7000" \
+		"denied tcp $SRV4 7000"
+	expect_listed "$CG" "'198.18.0.3' in str(s['policy']['allowed_hosts'])"
+	detach "$CG"
+	expect "$CG" \
+		"ok tcp $SRV4 7000" \
+		"ok tcp $SRV4B 7000"
+	expect_not_listed "$CG"
+}
