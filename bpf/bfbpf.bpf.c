@@ -63,6 +63,19 @@ struct {
 	__type(value, struct bfbpf_allow_value);
 } allow_prefix SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, BFBPF_MAX_SANDBOXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64); /* cgroup id of the attached cgroup */
+	__type(value, struct bfbpf_stats);
+} sandbox_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
 /* Where each redirected DNS socket meant to go (read back by recvmsg and getpeername). */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -126,49 +139,143 @@ static __always_inline const struct bfbpf_sandbox *sandbox_lookup(__u64 cgroup_i
 	return bpf_map_lookup_elem(&sandboxes, &cgroup_id);
 }
 
+/* A sandbox found for a socket: its policy and the id it is attached at. */
+struct sandbox_ref {
+	const struct bfbpf_sandbox *value; /* NULL: no sandbox (deny) */
+	__u64 id;
+};
+
 /*
  * The sandbox of the current task: its own cgroup, else the nearest ancestor
  * that is attached (the daemon refuses nested sandboxes, so there is at most
  * one). Sockets are created, connected and sent on in task context.
  */
-static __always_inline const struct bfbpf_sandbox *sandbox_of_current_task(void)
+static __always_inline struct sandbox_ref sandbox_of_current_task(void)
 {
-	__u64 own = bpf_get_current_cgroup_id();
-	const struct bfbpf_sandbox *sandbox = sandbox_lookup(own);
+	struct sandbox_ref ref = {.id = bpf_get_current_cgroup_id()};
 
-	if (sandbox)
-		return sandbox;
+	ref.value = sandbox_lookup(ref.id);
+	if (ref.value)
+		return ref;
 	/* Bounded loop (kernel >= 5.3): deepest level first, so the nearest wins. */
 	for (int level = BFBPF_MAX_CGROUP_DEPTH - 1; level >= 0; level--) {
 		__u64 ancestor = bpf_get_current_ancestor_cgroup_id(level);
 
-		if (!ancestor || ancestor == own)
+		if (!ancestor || ancestor == ref.id)
 			continue;
-		sandbox = sandbox_lookup(ancestor);
-		if (sandbox)
-			return sandbox;
+		ref.value = sandbox_lookup(ancestor);
+		if (ref.value) {
+			ref.id = ancestor;
+			return ref;
+		}
 	}
-	return NULL;
+	return ref;
 }
 
 /* The sandbox of a packet's socket (egress may run in softirq, not task context). */
-static __always_inline const struct bfbpf_sandbox *sandbox_of_skb(struct __sk_buff *skb)
+static __always_inline struct sandbox_ref sandbox_of_skb(struct __sk_buff *skb)
 {
-	__u64 own = bpf_skb_cgroup_id(skb);
-	const struct bfbpf_sandbox *sandbox = sandbox_lookup(own);
+	struct sandbox_ref ref = {.id = bpf_skb_cgroup_id(skb)};
 
-	if (sandbox)
-		return sandbox;
+	ref.value = sandbox_lookup(ref.id);
+	if (ref.value)
+		return ref;
 	for (int level = BFBPF_MAX_CGROUP_DEPTH - 1; level >= 0; level--) {
 		__u64 ancestor = bpf_skb_ancestor_cgroup_id(skb, level);
 
-		if (!ancestor || ancestor == own)
+		if (!ancestor || ancestor == ref.id)
 			continue;
-		sandbox = sandbox_lookup(ancestor);
-		if (sandbox)
-			return sandbox;
+		ref.value = sandbox_lookup(ancestor);
+		if (ref.value) {
+			ref.id = ancestor;
+			return ref;
+		}
 	}
-	return NULL;
+	return ref;
+}
+
+/* What a denial event says beyond the sandbox and the hook. */
+struct denial {
+	const struct destination *dst; /* NULL for socket creation */
+	__u8 protocol;
+	__u32 family, type;
+	int in_task; /* pid and comm are the sender's (not for egress) */
+};
+
+/* A token of this CPU's share of the sandbox's event rate, if one is left. */
+static __always_inline int event_token(struct bfbpf_stats *stats)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 earned = (now - stats->tokens_at_ns) / (1000000000ULL / BFBPF_EVENTS_PER_SECOND);
+
+	if (earned) {
+		stats->tokens += earned;
+		if (stats->tokens > BFBPF_EVENTS_PER_SECOND)
+			stats->tokens = BFBPF_EVENTS_PER_SECOND;
+		stats->tokens_at_ns = now;
+	}
+	if (!stats->tokens)
+		return 0;
+	stats->tokens--;
+	return 1;
+}
+
+static __always_inline void event_emit(struct sandbox_ref ref, struct bfbpf_stats *stats,
+				       __u8 hook, const struct denial *denial)
+{
+	struct bfbpf_event *event;
+
+	if (!(ref.value->flags & BFBPF_SANDBOX_EVENTS))
+		return;
+	if (!event_token(stats)) {
+		stats->events_limited++;
+		return;
+	}
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		stats->events_lost++;
+		return;
+	}
+	__builtin_memset(event, 0, sizeof(*event));
+	event->time_ns = bpf_ktime_get_ns();
+	event->cgroup_id = ref.id;
+	if (denial->in_task) {
+		__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+		event->pid = (__u32)pid_tgid;
+		event->tgid = pid_tgid >> 32;
+		bpf_get_current_comm(event->comm, sizeof(event->comm));
+	}
+	if (denial->dst) {
+		__builtin_memcpy(event->addr, denial->dst->addr, sizeof(event->addr));
+		event->port = denial->dst->port;
+	}
+	event->hook = hook;
+	event->protocol = denial->protocol;
+	event->family = denial->family;
+	event->type = denial->type;
+	bpf_ringbuf_submit(event, 0);
+	stats->events_sent++;
+}
+
+/* Counts the verdict (per CPU, no atomics needed) and reports a denial. */
+static __always_inline int account(struct sandbox_ref ref, __u8 hook, int verdict,
+				   const struct denial *denial)
+{
+	struct bfbpf_stats *stats;
+
+	if (!ref.value || hook >= BFBPF_HOOK_COUNT)
+		return verdict; /* no sandbox: nothing to count it against */
+	stats = bpf_map_lookup_elem(&sandbox_stats, &ref.id);
+	if (!stats)
+		return verdict; /* the daemon creates it at attach; counting is best effort */
+	if (verdict == BFBPF_VERDICT_ALLOW) {
+		stats->allowed[hook]++;
+		return verdict;
+	}
+	stats->denied[hook]++;
+	event_emit(ref, stats, hook, denial);
+	return verdict;
 }
 
 static __always_inline int allow_maps_contain(__u32 generation, const struct destination *dst,
@@ -235,30 +342,34 @@ dns_origin_record(struct bpf_sock_addr *ctx, const struct bfbpf_sandbox *sandbox
 	return origin;
 }
 
-static __always_inline int judge_sock_addr4(struct bpf_sock_addr *ctx)
+static __always_inline int judge_sock_addr4(struct bpf_sock_addr *ctx, __u8 hook)
 {
-	const struct bfbpf_sandbox *sandbox = sandbox_of_current_task();
+	struct sandbox_ref ref = sandbox_of_current_task();
+	const struct bfbpf_sandbox *sandbox = ref.value;
 	struct bfbpf_dns_origin *origin;
 	struct destination dst;
+	struct denial denial = {.dst = &dst, .protocol = ctx->protocol, .in_task = 1};
 
 	destination_from_ip4(&dst, ctx->user_ip4);
 	dst.port = bpf_ntohs((__u16)ctx->user_port);
 	if (!dns_redirected(sandbox, dst.port))
-		return policy_verdict(sandbox, &dst);
+		return account(ref, hook, policy_verdict(sandbox, &dst), &denial);
 	origin = dns_origin_record(ctx, sandbox, AF_INET);
-	if (!origin)
-		return BFBPF_VERDICT_DENY; /* a reply could not be mapped back: fail closed */
+	if (!origin) /* a reply could not be mapped back: fail closed */
+		return account(ref, hook, BFBPF_VERDICT_DENY, &denial);
 	__builtin_memcpy(origin->addr, dst.addr, sizeof(origin->addr));
 	ctx->user_ip4 = bpf_htonl(0x7f000001);
 	ctx->user_port = bpf_htons(sandbox->dns_port);
-	return BFBPF_VERDICT_ALLOW;
+	return account(ref, hook, BFBPF_VERDICT_ALLOW, &denial);
 }
 
-static __always_inline int judge_sock_addr6(struct bpf_sock_addr *ctx)
+static __always_inline int judge_sock_addr6(struct bpf_sock_addr *ctx, __u8 hook)
 {
-	const struct bfbpf_sandbox *sandbox = sandbox_of_current_task();
+	struct sandbox_ref ref = sandbox_of_current_task();
+	const struct bfbpf_sandbox *sandbox = ref.value;
 	struct bfbpf_dns_origin *origin;
 	struct destination dst;
+	struct denial denial = {.dst = &dst, .protocol = ctx->protocol, .in_task = 1};
 	__u32 ip6[4];
 
 	/* Read word by word: the verifier allows only 4-byte loads of user_ip6. */
@@ -269,10 +380,10 @@ static __always_inline int judge_sock_addr6(struct bpf_sock_addr *ctx)
 	destination_from_ip6(&dst, ip6);
 	dst.port = bpf_ntohs((__u16)ctx->user_port);
 	if (!dns_redirected(sandbox, dst.port))
-		return policy_verdict(sandbox, &dst);
+		return account(ref, hook, policy_verdict(sandbox, &dst), &denial);
 	origin = dns_origin_record(ctx, sandbox, AF_INET6);
 	if (!origin)
-		return BFBPF_VERDICT_DENY;
+		return account(ref, hook, BFBPF_VERDICT_DENY, &denial);
 	__builtin_memcpy(origin->addr, ip6, sizeof(origin->addr));
 	/* An IPv4 server (mapped, NAT64), or no [::1] listener: ::ffff:127.0.0.1. */
 	if (destination_is_ip4(&dst) || !(sandbox->flags & BFBPF_SANDBOX_DNS_V6)) {
@@ -287,7 +398,7 @@ static __always_inline int judge_sock_addr6(struct bpf_sock_addr *ctx)
 		ctx->user_ip6[3] = bpf_htonl(1);
 	}
 	ctx->user_port = bpf_htons(sandbox->dns_port);
-	return BFBPF_VERDICT_ALLOW;
+	return account(ref, hook, BFBPF_VERDICT_ALLOW, &denial);
 }
 
 /*
@@ -365,25 +476,25 @@ int bfbpf_getpeername6(struct bpf_sock_addr *ctx)
 SEC("cgroup/connect4")
 int bfbpf_connect4(struct bpf_sock_addr *ctx)
 {
-	return judge_sock_addr4(ctx);
+	return judge_sock_addr4(ctx, BFBPF_HOOK_CONNECT4);
 }
 
 SEC("cgroup/connect6")
 int bfbpf_connect6(struct bpf_sock_addr *ctx)
 {
-	return judge_sock_addr6(ctx);
+	return judge_sock_addr6(ctx, BFBPF_HOOK_CONNECT6);
 }
 
 SEC("cgroup/sendmsg4")
 int bfbpf_sendmsg4(struct bpf_sock_addr *ctx)
 {
-	return judge_sock_addr4(ctx);
+	return judge_sock_addr4(ctx, BFBPF_HOOK_SENDMSG4);
 }
 
 SEC("cgroup/sendmsg6")
 int bfbpf_sendmsg6(struct bpf_sock_addr *ctx)
 {
-	return judge_sock_addr6(ctx);
+	return judge_sock_addr6(ctx, BFBPF_HOOK_SENDMSG6);
 }
 
 /*
@@ -416,7 +527,12 @@ static __always_inline int socket_verdict(const struct bfbpf_sandbox *sandbox, _
 SEC("cgroup/sock_create")
 int bfbpf_sock_create(struct bpf_sock *ctx)
 {
-	return socket_verdict(sandbox_of_current_task(), ctx->family, ctx->type, ctx->protocol);
+	struct sandbox_ref ref = sandbox_of_current_task();
+	struct denial denial = {.protocol = ctx->protocol, .family = ctx->family,
+				.type = ctx->type, .in_task = 1};
+
+	return account(ref, BFBPF_HOOK_SOCK_CREATE,
+		       socket_verdict(ref.value, ctx->family, ctx->type, ctx->protocol), &denial);
 }
 
 /*
@@ -428,9 +544,17 @@ int bfbpf_sock_create(struct bpf_sock *ctx)
 SEC("lsm_cgroup/socket_create")
 int BPF_PROG(bfbpf_socket_create, int family, int type, int protocol, int kern)
 {
+	struct sandbox_ref ref;
+	struct denial denial = {.protocol = protocol, .family = family, .type = type, .in_task = 1};
+
 	if (kern)
 		return BFBPF_VERDICT_ALLOW; /* the kernel's own sockets, not the sandbox's */
-	return socket_verdict(sandbox_of_current_task(), family, type, protocol);
+	ref = sandbox_of_current_task();
+	/* Inet sockets are counted (and reported) by cgroup/sock_create. */
+	if (family == AF_INET || family == AF_INET6)
+		return socket_verdict(ref.value, family, type, protocol);
+	return account(ref, BFBPF_HOOK_SOCKET_LSM, socket_verdict(ref.value, family, type, protocol),
+		       &denial);
 }
 
 /* Reads the destination port of a TCP or UDP header at offset; 0 for others. */
@@ -456,19 +580,21 @@ static __always_inline __u32 skb_destination_port(struct __sk_buff *skb, __u32 o
 SEC("cgroup_skb/egress")
 int bfbpf_egress(struct __sk_buff *skb)
 {
-	const struct bfbpf_sandbox *sandbox = sandbox_of_skb(skb);
+	struct sandbox_ref ref = sandbox_of_skb(skb);
 	struct destination dst = {};
+	struct denial denial = {.dst = &dst}; /* softirq, maybe: no pid, no comm */
 
-	if (!sandbox)
+	if (!ref.value)
 		return BFBPF_VERDICT_DENY;
-	if (sandbox->flags & BFBPF_SANDBOX_PUBLIC)
+	if (ref.value->flags & BFBPF_SANDBOX_PUBLIC)
 		return BFBPF_VERDICT_ALLOW;
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
 		struct iphdr ip;
 
 		if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip)))
-			return BFBPF_VERDICT_DENY;
+			return account(ref, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_DENY, &denial);
 		destination_from_ip4(&dst, ip.daddr);
+		denial.protocol = ip.protocol;
 		/* A non-first fragment has no transport header: port stays 0. */
 		if (!(ip.frag_off & bpf_htons(0x1fff)))
 			dst.port = skb_destination_port(skb, ip.ihl * 4, ip.protocol);
@@ -476,12 +602,13 @@ int bfbpf_egress(struct __sk_buff *skb)
 		struct ipv6hdr ip6;
 
 		if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6)))
-			return BFBPF_VERDICT_DENY;
+			return account(ref, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_DENY, &denial);
 		destination_from_ip6(&dst, ip6.daddr.in6_u.u6_addr32);
+		denial.protocol = ip6.nexthdr;
 		/* Extension headers are not walked: such packets match any-port entries only. */
 		dst.port = skb_destination_port(skb, sizeof(ip6), ip6.nexthdr);
 	} else {
-		return BFBPF_VERDICT_DENY;
+		return account(ref, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_DENY, &denial);
 	}
-	return policy_verdict(sandbox, &dst);
+	return account(ref, BFBPF_HOOK_EGRESS, policy_verdict(ref.value, &dst), &denial);
 }

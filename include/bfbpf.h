@@ -14,7 +14,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a key, value or map definition below changes. */
-#define BFBPF_ABI_VERSION 2
+#define BFBPF_ABI_VERSION 3
 
 /* Verdicts of the cgroup hooks: the kernel reads 1 as "go on", 0 as EPERM/drop. */
 #define BFBPF_VERDICT_DENY 0
@@ -32,6 +32,7 @@
 #define BFBPF_SANDBOX_PUBLIC (1u << 0)         /* network_mode public: allow everything */
 #define BFBPF_SANDBOX_ALLOW_LOOPBACK (1u << 1) /* 127.0.0.0/8, ::1, 0.0.0.0 and :: */
 #define BFBPF_SANDBOX_DNS_V6 (1u << 2)         /* the responder also listens on [::1] */
+#define BFBPF_SANDBOX_EVENTS (1u << 3)         /* denials produce events */
 
 /* Every query to this port, to any address, goes to the sandbox's responder. */
 #define BFBPF_DNS_PORT 53
@@ -87,6 +88,50 @@ struct bfbpf_prefix_key {
 /* Value of both allow maps; its presence is the allowance. */
 struct bfbpf_allow_value {
 	__u8 present;
+};
+
+/* The hooks, as counted and reported in events. */
+enum bfbpf_hook {
+	BFBPF_HOOK_CONNECT4,
+	BFBPF_HOOK_CONNECT6,
+	BFBPF_HOOK_SENDMSG4,
+	BFBPF_HOOK_SENDMSG6,
+	BFBPF_HOOK_SOCK_CREATE,
+	BFBPF_HOOK_EGRESS,
+	BFBPF_HOOK_SOCKET_LSM,
+	BFBPF_HOOK_COUNT,
+};
+
+/* Events allowed per sandbox per CPU per second (and the burst), beyond which they are counted only. */
+#define BFBPF_EVENTS_PER_SECOND 100
+
+/*
+ * Per sandbox (keyed by the attached cgroup id), per CPU: created by the
+ * daemon at attach, only looked up by the programs.
+ */
+struct bfbpf_stats {
+	__u64 allowed[BFBPF_HOOK_COUNT];
+	__u64 denied[BFBPF_HOOK_COUNT];
+	__u64 events_sent;
+	__u64 events_limited; /* over the rate: counted, not sent */
+	__u64 events_lost;    /* the ring buffer was full */
+	__u64 tokens;         /* the rate limiter's bucket (this CPU's share) */
+	__u64 tokens_at_ns;
+};
+
+/* One denial, through the ring buffer. */
+struct bfbpf_event {
+	__u64 time_ns;   /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 cgroup_id; /* the attached cgroup (the sandbox) */
+	__u32 pid;       /* thread; 0 for packets (egress runs outside the sender's context) */
+	__u32 tgid;
+	char comm[16];
+	__u8 addr[16];   /* destination, IPv4 as ::ffff:a.b.c.d; zero for socket creation */
+	__u16 port;      /* host order */
+	__u8 hook;       /* enum bfbpf_hook */
+	__u8 protocol;   /* IPPROTO_* of the socket or packet */
+	__u32 family;    /* socket creation: the family asked for */
+	__u32 type;      /* socket creation: the type asked for */
 };
 
 #endif /* BFBPF_H */

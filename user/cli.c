@@ -21,6 +21,7 @@ static const char cli_usage_text[] =
 	"  bfbpf daemon  [--socket PATH] [--bpffs DIR] [--state-dir DIR] [--socket-group GROUP]\n"
 	"                [--dns-server ADDR[:PORT]]... [--log-level error|warn|info|debug]\n"
 	"                [--verify-interval SECONDS] [--min-ttl S] [--max-ttl S] [--grace S]\n"
+	"                [--no-events] [--metrics-listen ADDR:PORT]\n"
 	"  bfbpf attach  TARGET POLICY [--netns PATH] [--socket PATH] [--json]\n"
 	"  bfbpf update  TARGET POLICY [--socket PATH] [--json]\n"
 	"  bfbpf detach  TARGET [--socket PATH] [--json]\n"
@@ -29,6 +30,8 @@ static const char cli_usage_text[] =
 	"  bfbpf run     POLICY [--cgroup-parent DIR] [--bpffs DIR] [--] COMMAND [ARG]...\n"
 	"  bfbpf resolve POLICY [--dns-server ADDR[:PORT]]... [--json]   # dry run of names\n"
 	"  bfbpf check   [--json]\n"
+	"  bfbpf log     [TARGET] [--follow] [--since DURATION] [--socket PATH] [--json]\n"
+	"  bfbpf metrics [--socket PATH]\n"
 	"  bfbpf --version | --help\n"
 	"\n"
 	"TARGET := --cgroup PATH | --pid PID\n"
@@ -204,29 +207,35 @@ static int cli_client_parse(int argc, char **argv, struct cli_client_args *args,
 /* The cgroup path to send: --cgroup as given (resolved here for a clear error), or --pid's. */
 static int cli_target(const struct cli_client_args *args, char *out, size_t size, bool required)
 {
+	return cli_target_path(args->cgroup, args->pid, out, size, required);
+}
+
+int cli_target_path(const char *cgroup, const char *pid_text, char *out, size_t size,
+		    bool required)
+{
 	char *end;
 	long pid;
 	int err;
 
-	if (!args->cgroup && !args->pid) {
+	if (!cgroup && !pid_text) {
 		if (required)
 			return cli_usage_error("%s", "a target is required: --cgroup PATH or --pid PID");
 		out[0] = '\0';
 		return CLI_EXIT_OK;
 	}
-	if (args->cgroup) {
-		err = cgroup_resolve(args->cgroup, out, size);
+	if (cgroup) {
+		err = cgroup_resolve(cgroup, out, size);
 		if (err) {
-			cli_error("cgroup %s: %s", args->cgroup,
+			cli_error("cgroup %s: %s", cgroup,
 				  err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
 			return CLI_EXIT_FAILED;
 		}
 		return CLI_EXIT_OK;
 	}
 	errno = 0;
-	pid = strtol(args->pid, &end, 10);
+	pid = strtol(pid_text, &end, 10);
 	if (errno || *end || pid <= 0 || pid > INT_MAX)
-		return cli_usage_error("--pid %s: not a process id", args->pid);
+		return cli_usage_error("--pid %s: not a process id", pid_text);
 	err = cgroup_of_pid((pid_t)pid, out, size);
 	if (err) {
 		cli_error("process %ld: cannot find its cgroup v2: %s", pid, strerror(-err));
@@ -235,14 +244,14 @@ static int cli_target(const struct cli_client_args *args, char *out, size_t size
 	return CLI_EXIT_OK;
 }
 
-static const char *cli_reply_code(json_t *reply)
+const char *cli_reply_code(json_t *reply)
 {
 	const char *code = json_string_value(json_object_get(json_object_get(reply, "error"),
 							     "code"));
 	return code ? code : "internal";
 }
 
-static int cli_reply_exit(json_t *reply)
+int cli_reply_exit(json_t *reply)
 {
 	const char *code;
 
@@ -412,11 +421,14 @@ static int cli_daemon(int argc, char **argv)
 		{"min-ttl", required_argument, NULL, CLI_OPTION_MIN_TTL},
 		{"max-ttl", required_argument, NULL, CLI_OPTION_MAX_TTL},
 		{"grace", required_argument, NULL, CLI_OPTION_GRACE},
+		{"no-events", no_argument, NULL, CLI_OPTION_NO_EVENTS},
+		{"metrics-listen", required_argument, NULL, CLI_OPTION_METRICS_LISTEN},
 		{"help", no_argument, NULL, CLI_OPTION_HELP},
 		{0},
 	};
 	struct daemon_options daemon = {
 		.verify_interval_seconds = 5,
+		.events = true,
 		.socket_path = client_socket_path(NULL),
 		.bpffs_dir = DAEMON_DEFAULT_BPFFS,
 		.socket_group = (gid_t)-1,
@@ -458,6 +470,12 @@ static int cli_daemon(int argc, char **argv)
 									      : &daemon.resolver.names.grace);
 			if (err)
 				return cli_usage_error("%s: expected seconds (0 to 86400)", optarg);
+			break;
+		case CLI_OPTION_NO_EVENTS:
+			daemon.events = false;
+			break;
+		case CLI_OPTION_METRICS_LISTEN:
+			daemon.metrics_listen = optarg;
 			break;
 		case CLI_OPTION_VERIFY_INTERVAL:
 			daemon.verify_interval_seconds = atoi(optarg);
@@ -516,6 +534,10 @@ int cli_main(int argc, char **argv)
 		return cli_check(argc - 1, argv + 1);
 	if (!strcmp(command, "resolve"))
 		return cli_resolve(argc - 1, argv + 1);
+	if (!strcmp(command, "log"))
+		return cli_log(argc - 1, argv + 1);
+	if (!strcmp(command, "metrics"))
+		return cli_metrics(argc - 1, argv + 1);
 	if (!strcmp(command, "attach") || !strcmp(command, "update") ||
 	    !strcmp(command, "detach") || !strcmp(command, "status") || !strcmp(command, "verify"))
 		return cli_client_command(command, argc - 1, argv + 1);

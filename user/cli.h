@@ -40,6 +40,10 @@ enum cli_option {
 	CLI_OPTION_MIN_TTL,
 	CLI_OPTION_MAX_TTL,
 	CLI_OPTION_GRACE,
+	CLI_OPTION_NO_EVENTS,
+	CLI_OPTION_METRICS_LISTEN,
+	CLI_OPTION_FOLLOW,
+	CLI_OPTION_SINCE,
 	CLI_OPTION_HELP,
 };
 
@@ -67,10 +71,17 @@ int cli_policy_build(struct cli_policy_args *args, struct policy *out);
 void cli_policy_args_free(struct cli_policy_args *args);
 
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Resolve --cgroup/--pid into the cgroup path to send ("" when neither and not required). */
+int cli_target_path(const char *cgroup, const char *pid, char *out, size_t size, bool required);
+/* Exit status for a daemon reply (0 ok, 2 for request and policy errors, else 1). */
+int cli_reply_exit(json_t *reply);
+const char *cli_reply_code(json_t *reply);
 
 int cli_main(int argc, char **argv);
 int cli_run(int argc, char **argv);
 int cli_check(int argc, char **argv);
 int cli_resolve(int argc, char **argv);
+int cli_log(int argc, char **argv);
+int cli_metrics(int argc, char **argv);
 
 #endif /* BFBPF_CLI_H */

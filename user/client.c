@@ -47,7 +47,7 @@ static int client_connect(const char *path, char *err, size_t err_size)
 	return fd;
 }
 
-static int client_read_line(int fd, char **line, char *err, size_t err_size)
+int client_read_line(int fd, char **line, int timeout_ms, char *err, size_t err_size)
 {
 	size_t length = 0, capacity = 4096;
 	char *buffer = malloc(capacity);
@@ -58,9 +58,9 @@ static int client_read_line(int fd, char **line, char *err, size_t err_size)
 		struct pollfd poller = {.fd = fd, .events = POLLIN};
 		ssize_t n;
 
-		if (poll(&poller, 1, CLIENT_TIMEOUT_SECONDS * 1000) <= 0) {
+		if (poll(&poller, 1, timeout_ms) <= 0) {
 			snprintf(err, err_size, "the daemon did not answer within %d s",
-				 CLIENT_TIMEOUT_SECONDS);
+				 timeout_ms / 1000);
 			free(buffer);
 			return -ETIMEDOUT;
 		}
@@ -89,21 +89,19 @@ static int client_read_line(int fd, char **line, char *err, size_t err_size)
 	return 0;
 }
 
-int client_request(const char *socket_path, json_t *request, json_t **reply, char *err,
-		   size_t err_size)
+int client_send(const char *socket_path, json_t *request, char *err, size_t err_size)
 {
-	char *text = NULL, *line = NULL;
-	json_error_t json_error;
+	char *text;
 	size_t length, sent = 0;
-	int fd, result = 0;
+	int fd;
 
 	fd = client_connect(socket_path, err, err_size);
 	if (fd < 0)
 		return fd;
 	text = json_dumps(request, JSON_COMPACT);
 	if (!text) {
-		result = -ENOMEM;
-		goto cleanup;
+		close(fd);
+		return -ENOMEM;
 	}
 	length = strlen(text);
 	text[length++] = '\n';
@@ -111,13 +109,30 @@ int client_request(const char *socket_path, json_t *request, json_t **reply, cha
 		ssize_t n = send(fd, text + sent, length - sent, MSG_NOSIGNAL);
 
 		if (n <= 0) {
-			result = -errno;
-			snprintf(err, err_size, "sending to the daemon: %s", strerror(errno));
-			goto cleanup;
+			int saved = errno;
+
+			snprintf(err, err_size, "sending to the daemon: %s", strerror(saved));
+			free(text);
+			close(fd);
+			return -saved;
 		}
 		sent += (size_t)n;
 	}
-	result = client_read_line(fd, &line, err, err_size);
+	free(text);
+	return fd;
+}
+
+int client_request(const char *socket_path, json_t *request, json_t **reply, char *err,
+		   size_t err_size)
+{
+	json_error_t json_error;
+	char *line = NULL;
+	int fd, result;
+
+	fd = client_send(socket_path, request, err, err_size);
+	if (fd < 0)
+		return fd;
+	result = client_read_line(fd, &line, CLIENT_TIMEOUT_SECONDS * 1000, err, err_size);
 	if (result)
 		goto cleanup;
 	*reply = json_loads(line, JSON_DISABLE_EOF_CHECK, &json_error);
@@ -128,7 +143,6 @@ int client_request(const char *socket_path, json_t *request, json_t **reply, cha
 	}
 cleanup:
 	free(line);
-	free(text);
 	close(fd);
 	return result;
 }

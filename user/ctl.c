@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cgroup.h"
 #include "ctl.h"
+#include "events.h"
 #include "log.h"
 #include "resolver.h"
 #include "verify.h"
 
 static const char *const ctl_op_names[] = {
 	[CTL_OP_ATTACH] = "attach", [CTL_OP_UPDATE] = "update", [CTL_OP_DETACH] = "detach",
-	[CTL_OP_STATUS] = "status", [CTL_OP_VERIFY] = "verify",
+	[CTL_OP_STATUS] = "status", [CTL_OP_VERIFY] = "verify", [CTL_OP_LOG] = "log",
+	[CTL_OP_METRICS] = "metrics",
 };
 
 static int ctl_fail(struct sandbox_error *error, const char *code, const char *message)
@@ -24,7 +27,8 @@ static int ctl_fail(struct sandbox_error *error, const char *code, const char *m
 
 static int ctl_request_fields(struct ctl_request *request, struct sandbox_error *error)
 {
-	bool wants_cgroup = request->op != CTL_OP_STATUS;
+	bool wants_cgroup = request->op != CTL_OP_STATUS && request->op != CTL_OP_LOG &&
+			    request->op != CTL_OP_METRICS;
 	bool wants_policy = request->op == CTL_OP_ATTACH || request->op == CTL_OP_UPDATE;
 	const char *key;
 	json_t *value;
@@ -48,6 +52,15 @@ static int ctl_request_fields(struct ctl_request *request, struct sandbox_error 
 				return ctl_fail(error, "bad_request",
 						"\"max_age\" must be a whole number of seconds");
 			request->max_age = json_integer_value(value);
+		} else if (!strcmp(key, "since") && request->op == CTL_OP_LOG) {
+			if (!json_is_number(value) || json_number_value(value) < 0)
+				return ctl_fail(error, "bad_request",
+						"\"since\" must be a number of seconds");
+			request->since = json_number_value(value);
+		} else if (!strcmp(key, "follow") && request->op == CTL_OP_LOG) {
+			if (!json_is_boolean(value))
+				return ctl_fail(error, "bad_request", "\"follow\" must be a boolean");
+			request->follow = json_is_true(value);
 		} else if (!strcmp(key, "policy") && wants_policy) {
 			if (!json_is_object(value))
 				return ctl_fail(error, "bad_request",
@@ -86,6 +99,7 @@ int ctl_request_parse(const char *line, size_t length, struct ctl_request *reque
 
 	memset(request, 0, sizeof(*request));
 	request->max_age = -1;
+	request->since = -1;
 	if (length > CTL_MAX_REQUEST_BYTES)
 		return ctl_fail(error, "too_large", "request larger than 1 MiB");
 	/* JSON_REJECT_DUPLICATES: a repeated key must not smuggle a second value past us. */
@@ -265,6 +279,41 @@ json_t *ctl_pending_poll(struct sandbox_registry *registry, struct ctl_pending *
 	return reply;
 }
 
+static json_t *ctl_log(struct sandbox_registry *registry, const struct ctl_request *request,
+		       struct ctl_pending *pending)
+{
+	struct sandbox *sandbox = NULL;
+	json_t *reply = NULL;
+
+	if (!registry->events)
+		return ctl_reply_error("no_events", "this daemon keeps no events");
+	if (request->cgroup && !(sandbox = ctl_sandbox_of(registry, request->cgroup, &reply)))
+		return reply;
+	if (request->follow) {
+		pending->follow = true;
+		pending->follow_cgroup_id = sandbox ? sandbox->cgroup_id : 0;
+	}
+	return ctl_reply_ok(json_pack("{s:o}", "events",
+				      events_history(registry->events,
+						     sandbox ? sandbox->cgroup_id : 0,
+						     request->since)));
+}
+
+static json_t *ctl_metrics(struct sandbox_registry *registry)
+{
+	char *text;
+	json_t *reply;
+
+	if (!registry->events)
+		return ctl_reply_error("no_events", "this daemon keeps no counters");
+	text = events_metrics_text(registry->events);
+	if (!text)
+		return NULL;
+	reply = ctl_reply_ok(json_pack("{s:s}", "text", text));
+	free(text);
+	return reply;
+}
+
 static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request *request,
 			   struct ctl_pending *pending)
 {
@@ -275,6 +324,10 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 	switch (request->op) {
 	case CTL_OP_STATUS:
 		return ctl_status(registry, request->cgroup);
+	case CTL_OP_LOG:
+		return ctl_log(registry, request, pending);
+	case CTL_OP_METRICS:
+		return ctl_metrics(registry);
 	case CTL_OP_ATTACH:
 		if (sandbox_attach(registry, request->cgroup, request->netns, &request->policy,
 				   &sandbox, &error))

@@ -15,13 +15,23 @@
 /* Longest request line accepted; a longer one is refused with "too_large". */
 #define CTL_MAX_REQUEST_BYTES (1 << 20)
 
-enum ctl_op { CTL_OP_ATTACH, CTL_OP_UPDATE, CTL_OP_DETACH, CTL_OP_STATUS, CTL_OP_VERIFY };
+enum ctl_op {
+	CTL_OP_ATTACH,
+	CTL_OP_UPDATE,
+	CTL_OP_DETACH,
+	CTL_OP_STATUS,
+	CTL_OP_VERIFY,
+	CTL_OP_LOG,
+	CTL_OP_METRICS,
+};
 
 struct ctl_request {
 	enum ctl_op op;
 	const char *cgroup; /* NULL when absent (status) */
 	const char *netns;  /* attach: the sandbox's network namespace, or NULL */
 	json_int_t max_age; /* verify: a cached result this fresh will do; -1: none */
+	double since;       /* log: events at most this many seconds old; -1: all */
+	bool follow;        /* log: keep streaming events after the reply */
 	struct policy policy; /* attach and update */
 	bool has_policy;
 	json_t *root;       /* owns the strings above */
@@ -47,6 +57,9 @@ struct ctl_pending {
 	uint64_t cgroup_id;
 	json_t *reply;
 	uint64_t deadline_ms; /* CLOCK_MONOTONIC */
+	/* log --follow: after its reply the connection streams events (of follow_cgroup_id). */
+	bool follow;
+	uint64_t follow_cgroup_id;
 };
 
 /*

@@ -19,9 +19,11 @@
 #include <sys/statfs.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
+#include <arpa/inet.h>
 #include <linux/magic.h>
 
 #include "ctl.h"
+#include "events.h"
 #include "daemon.h"
 #include "loader.h"
 #include "log.h"
@@ -38,6 +40,7 @@ struct daemon_client {
 	size_t length;
 	time_t last_activity;
 	struct ctl_pending pending; /* a reply waiting for names; lines after it wait too */
+	bool following;             /* log --follow: events stream out; input is ignored */
 };
 
 struct daemon {
@@ -45,6 +48,8 @@ struct daemon {
 	struct sandbox_registry registry;
 	struct resolver *resolver;
 	struct responder_context dns;
+	struct events *events;
+	int metrics_fd; /* --metrics-listen, or -1 */
 	int epoll_fd, listen_fd, signal_fd, timer_fd;
 	struct daemon_client clients[DAEMON_MAX_CLIENTS];
 };
@@ -141,6 +146,7 @@ static int daemon_epoll_add(struct daemon *daemon, int fd)
 
 static void daemon_client_close(struct daemon *daemon, struct daemon_client *client)
 {
+	events_unfollow(daemon->events, client->fd);
 	ctl_pending_clear(&client->pending);
 	epoll_ctl(daemon->epoll_fd, EPOLL_CTL_DEL, client->fd, NULL);
 	close(client->fd);
@@ -237,7 +243,7 @@ static void daemon_client_serve_lines(struct daemon *daemon, struct daemon_clien
 {
 	char *newline;
 
-	while (!client->pending.active && client->buffer &&
+	while (!client->pending.active && !client->following && client->buffer &&
 	       (newline = memchr(client->buffer, '\n', client->length))) {
 		size_t line_length = (size_t)(newline - client->buffer);
 		json_t *reply = ctl_handle_line(&daemon->registry, client->buffer, line_length,
@@ -245,11 +251,21 @@ static void daemon_client_serve_lines(struct daemon *daemon, struct daemon_clien
 
 		client->length -= line_length + 1;
 		memmove(client->buffer, newline + 1, client->length);
-		if (!reply)
-			continue; /* waits for names: daemon_pending_poll sends it */
+		if (!reply && client->pending.active)
+			continue; /* waits for names: daemon_after_events sends it */
 		if (daemon_client_send(client, reply)) {
 			daemon_client_close(daemon, client);
 			return;
+		}
+		if (client->pending.follow) {
+			client->pending.follow = false;
+			if (events_follow(daemon->events, client->fd,
+					  client->pending.follow_cgroup_id)) {
+				daemon_client_send(client, ctl_reply_error("busy", "too many followers"));
+				daemon_client_close(daemon, client);
+				return;
+			}
+			client->following = true;
 		}
 	}
 }
@@ -295,7 +311,7 @@ static void daemon_tick(struct daemon *daemon)
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
 		struct daemon_client *client = &daemon->clients[i];
 
-		if (client->fd >= 0 &&
+		if (client->fd >= 0 && !client->following &&
 		    now - client->last_activity > daemon->options->client_timeout_seconds)
 			daemon_client_close(daemon, client);
 	}
@@ -346,6 +362,73 @@ static int daemon_wait_ms(const struct daemon *daemon)
 	return earliest > now ? (int)(earliest - now) : 0;
 }
 
+/* One scrape: answer whatever was asked with the metrics, then close (HTTP/1.0). */
+static void daemon_metrics_serve(struct daemon *daemon)
+{
+	static const char header[] = "HTTP/1.0 200 OK\r\nContent-Type: text/plain; "
+				     "version=0.0.4\r\nConnection: close\r\n\r\n";
+	int fd = accept4(daemon->metrics_fd, NULL, NULL, SOCK_CLOEXEC);
+	struct timeval timeout = {1, 0};
+	char request[1024], *text;
+
+	if (fd < 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+	if (recv(fd, request, sizeof(request), 0) > 0) {
+		text = events_metrics_text(daemon->events);
+		if (send(fd, header, sizeof(header) - 1, MSG_NOSIGNAL) > 0 && text)
+			send(fd, text, strlen(text), MSG_NOSIGNAL);
+		free(text);
+	}
+	close(fd);
+}
+
+static int daemon_metrics_listen(struct daemon *daemon, const char *address)
+{
+	struct sockaddr_storage storage = {0};
+	char host[64];
+	const char *colon = strrchr(address, ':');
+	int port, one = 1, fd;
+	socklen_t length;
+
+	if (!colon || (size_t)(colon - address) >= sizeof(host) || (port = atoi(colon + 1)) <= 0 ||
+	    port > 65535)
+		return -EINVAL;
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - address), address);
+	if (host[0] == '[') {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&storage;
+
+		host[strlen(host) - 1] = '\0';
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		if (inet_pton(AF_INET6, host + 1, &sin6->sin6_addr) != 1)
+			return -EINVAL;
+		length = sizeof(*sin6);
+	} else {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&storage;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+			return -EINVAL;
+		length = sizeof(*sin);
+	}
+	fd = socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&storage, length) || listen(fd, 16) ||
+	    daemon_epoll_add(daemon, fd)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	daemon->metrics_fd = fd;
+	return 0;
+}
+
 static bool daemon_responder_handle(struct daemon *daemon, int fd, uint32_t events)
 {
 	for (size_t i = 0; i < daemon->registry.count; i++)
@@ -383,6 +466,10 @@ static int daemon_loop(struct daemon *daemon)
 				continue;
 			else if (daemon_responder_handle(daemon, fd, events[i].events))
 				continue;
+			else if (events_handle_fd(daemon->events, fd, events[i].events))
+				continue;
+			else if (fd == daemon->metrics_fd)
+				daemon_metrics_serve(daemon);
 			else if ((client = daemon_client_of(daemon, fd)))
 				daemon_client_read(daemon, client);
 		}
@@ -430,6 +517,12 @@ static int daemon_setup_resolver(struct daemon *daemon)
 	daemon->dns.registry = &daemon->registry;
 	daemon->dns.resolver = daemon->resolver;
 	daemon->registry.dns = &daemon->dns;
+	err = events_open(daemon->registry.loader, &daemon->registry, daemon->epoll_fd,
+			  &daemon->events);
+	if (err)
+		return err;
+	daemon->registry.events = daemon->events;
+	daemon->registry.events_enabled = daemon->options->events;
 	return 0;
 }
 
@@ -451,7 +544,7 @@ static int daemon_lock(const char *bpffs_dir)
 int daemon_run(const struct daemon_options *options)
 {
 	struct daemon daemon = {.options = options, .listen_fd = -1, .signal_fd = -1,
-				.timer_fd = -1, .epoll_fd = -1};
+				.timer_fd = -1, .epoll_fd = -1, .metrics_fd = -1};
 	char state_dir[PATH_MAX], socket_copy[PATH_MAX];
 	struct loader *loader = NULL;
 	int lock_fd = -1, err;
@@ -504,6 +597,14 @@ int daemon_run(const struct daemon_options *options)
 	err = daemon_setup_events(&daemon);
 	if (err)
 		goto cleanup;
+	if (options->metrics_listen) {
+		err = daemon_metrics_listen(&daemon, options->metrics_listen);
+		if (err) {
+			log_error("--metrics-listen %s: %s", options->metrics_listen,
+				  strerror(-err));
+			goto cleanup;
+		}
+	}
 	log_info("serving %s (pins in %s, %zu sandboxes adopted)", options->socket_path,
 		 options->bpffs_dir, daemon.registry.count);
 	err = daemon_loop(&daemon);
@@ -522,6 +623,9 @@ cleanup:
 	if (daemon.signal_fd >= 0)
 		close(daemon.signal_fd);
 	sandbox_registry_free(&daemon.registry);
+	events_close(daemon.events);
+	if (daemon.metrics_fd >= 0)
+		close(daemon.metrics_fd);
 	resolver_close(daemon.resolver);
 	if (lock_fd >= 0)
 		close(lock_fd);

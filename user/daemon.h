@@ -3,6 +3,7 @@
 #ifndef BFBPF_DAEMON_H
 #define BFBPF_DAEMON_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "resolver.h"
@@ -18,6 +19,8 @@ struct daemon_options {
 	int client_timeout_seconds;
 	int verify_interval_seconds; /* periodic attachment and map checks */
 	struct resolver_options resolver;
+	bool events;                /* denials produce events (default true) */
+	const char *metrics_listen; /* ADDR:PORT for Prometheus scrapes, or NULL */
 };
 
 /* Runs until SIGINT or SIGTERM; sandboxes stay enforced after it returns. */

@@ -270,6 +270,70 @@ int loader_sandbox_set(struct loader *loader, uint64_t cgroup_id, const struct b
 	return 0;
 }
 
+int loader_stats_create(struct loader *loader, uint64_t cgroup_id)
+{
+	int cpus = libbpf_num_possible_cpus(), err = 0;
+	struct bfbpf_stats *values;
+
+	if (cpus <= 0)
+		return cpus ? cpus : -EINVAL;
+	values = calloc((size_t)cpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < cpus; cpu++)
+		values[cpu].tokens = BFBPF_EVENTS_PER_SECOND; /* a full bucket to start */
+	/* NOEXIST: a re-adopted sandbox keeps its counts. */
+	if (bpf_map_update_elem(bpf_map__fd(loader->skel->maps.sandbox_stats), &cgroup_id, values,
+				BPF_NOEXIST) &&
+	    errno != EEXIST)
+		err = -errno;
+	free(values);
+	return err;
+}
+
+int loader_stats_delete(struct loader *loader, uint64_t cgroup_id)
+{
+	if (bpf_map_delete_elem(bpf_map__fd(loader->skel->maps.sandbox_stats), &cgroup_id) &&
+	    errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int loader_stats_read(struct loader *loader, uint64_t cgroup_id, struct bfbpf_stats *sum)
+{
+	int cpus = libbpf_num_possible_cpus(), err = 0;
+	struct bfbpf_stats *values;
+
+	memset(sum, 0, sizeof(*sum));
+	if (cpus <= 0)
+		return cpus ? cpus : -EINVAL;
+	values = calloc((size_t)cpus, sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(loader->skel->maps.sandbox_stats), &cgroup_id,
+				values)) {
+		err = -errno;
+		goto cleanup;
+	}
+	for (int cpu = 0; cpu < cpus; cpu++) {
+		for (int hook = 0; hook < BFBPF_HOOK_COUNT; hook++) {
+			sum->allowed[hook] += values[cpu].allowed[hook];
+			sum->denied[hook] += values[cpu].denied[hook];
+		}
+		sum->events_sent += values[cpu].events_sent;
+		sum->events_limited += values[cpu].events_limited;
+		sum->events_lost += values[cpu].events_lost;
+	}
+cleanup:
+	free(values);
+	return err;
+}
+
+int loader_events_fd(const struct loader *loader)
+{
+	return bpf_map__fd(loader->skel->maps.events);
+}
+
 int loader_sandbox_get(struct loader *loader, uint64_t cgroup_id, struct bfbpf_sandbox *value)
 {
 	if (bpf_map_lookup_elem(bpf_map__fd(loader->skel->maps.sandboxes), &cgroup_id, value))

@@ -71,6 +71,12 @@ int loader_entries_collect_garbage(struct loader *loader);
 int loader_sandbox_set(struct loader *loader, uint64_t cgroup_id, const struct bfbpf_sandbox *value);
 int loader_sandbox_get(struct loader *loader, uint64_t cgroup_id, struct bfbpf_sandbox *value);
 int loader_sandbox_delete(struct loader *loader, uint64_t cgroup_id);
+/* The per-CPU counters of a sandbox: made at attach, summed for status, gone at detach. */
+int loader_stats_create(struct loader *loader, uint64_t cgroup_id);
+int loader_stats_delete(struct loader *loader, uint64_t cgroup_id);
+int loader_stats_read(struct loader *loader, uint64_t cgroup_id, struct bfbpf_stats *sum);
+/* The ring buffer of denial events. */
+int loader_events_fd(const struct loader *loader);
 /* Every cgroup id in the sandboxes map (caller frees *ids). */
 int loader_sandbox_list(struct loader *loader, uint64_t **ids, size_t *count);
 

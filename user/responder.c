@@ -14,6 +14,7 @@
 
 #include "ctl.h"
 #include "dns.h"
+#include "events.h"
 #include "hostmatch.h"
 #include "log.h"
 #include "resolver.h"
@@ -413,6 +414,8 @@ static void responder_query(struct responder *responder, struct responder_pendin
 	case DNS_DECISION_REFUSED:
 		responder->refused++;
 		log_debug("%s: refused %s (type %u)", sandbox->path, parsed.name, parsed.qtype);
+		events_record_dns_refusal(responder->context->registry->events, sandbox, parsed.name,
+					  parsed.qtype);
 		responder_reply_rcode(where, &parsed, DNS_RCODE_REFUSED);
 		return;
 	case DNS_DECISION_NODATA:

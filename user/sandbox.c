@@ -13,6 +13,7 @@
 
 #include "cgroup.h"
 #include "log.h"
+#include "events.h"
 #include "resolver.h"
 #include "responder.h"
 #include "sandbox.h"
@@ -35,7 +36,8 @@ void sandbox_value(const struct sandbox *sandbox, const struct policy *policy, u
 {
 	memset(value, 0, sizeof(*value));
 	value->generation = generation;
-	value->flags = sandbox_flags(policy) | (sandbox->dns_v6 ? BFBPF_SANDBOX_DNS_V6 : 0);
+	value->flags = sandbox_flags(policy) | (sandbox->dns_v6 ? BFBPF_SANDBOX_DNS_V6 : 0) |
+		       (sandbox->events ? BFBPF_SANDBOX_EVENTS : 0);
 	value->digest = policy_digest(policy);
 	value->dns_port = sandbox->dns_port;
 }
@@ -292,8 +294,11 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	if (err)
 		goto kernel_error;
 	entries_written = true;
+	sandbox->events = registry->events_enabled;
 	sandbox_value(sandbox, policy, sandbox->generation, &value);
-	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
+	err = loader_stats_create(registry->loader, sandbox->cgroup_id);
+	if (!err)
+		err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
 	if (err)
 		goto kernel_error;
 	value_written = true;
@@ -318,6 +323,7 @@ undo:
 	loader_links_detach(registry->loader, sandbox->cgroup_id, sandbox->link_fds);
 	if (value_written)
 		loader_sandbox_delete(registry->loader, sandbox->cgroup_id);
+	loader_stats_delete(registry->loader, sandbox->cgroup_id);
 	if (entries_written)
 		loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
 	if (names_referenced)
@@ -464,6 +470,7 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 		return err;
 	}
 	loader_sandbox_delete(registry->loader, sandbox->cgroup_id);
+	loader_stats_delete(registry->loader, sandbox->cgroup_id);
 	loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
 	sandbox_state_remove(registry, sandbox->cgroup_id);
 	if (registry->resolver && sandbox->policy_known)
@@ -526,6 +533,9 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 {
 	struct bfbpf_sandbox fresh;
 
+	sandbox->events = registry->events_enabled;
+	if (loader_stats_create(registry->loader, sandbox->cgroup_id))
+		log_warn("%s: cannot make its counters", sandbox->path);
 	if (!registry->dns || !sandbox->policy_known)
 		return;
 	if (sandbox->netns_path[0] && sandbox->netns_fd < 0) {
@@ -669,6 +679,8 @@ json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox 
 		json_object_set_new(object, "names", sandbox_names_to_json(registry, sandbox));
 	if (object && sandbox->responder)
 		json_object_set_new(object, "dns", responder_status(sandbox->responder));
+	if (object && registry->events)
+		json_object_set_new(object, "counters", events_counters(registry->events, sandbox));
 	if (object && sandbox->last_check_at)
 		json_object_set_new(object, "lockdown",
 				    json_pack("{s:b, s:I, s:I}", "ok", sandbox->last_check_ok,

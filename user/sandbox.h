@@ -25,6 +25,7 @@ struct sandbox_learned {
 
 struct responder;
 struct responder_context;
+struct events;
 
 struct sandbox {
 	uint64_t cgroup_id;
@@ -45,6 +46,7 @@ struct sandbox {
 	struct responder *responder; /* NULL: no DNS responder (bfbpf run) */
 	uint16_t dns_port;           /* the responder's port, as in the map value */
 	bool dns_v6;                 /* it listens on [::1] too */
+	bool events;                 /* its denials produce events */
 	size_t learned_count;
 	struct sandbox_learned *learned; /* RESPONDER_MAX_LEARNED at most */
 };
@@ -55,6 +57,8 @@ struct sandbox_registry {
 	struct loader *loader;
 	struct resolver *resolver; /* NULL: names contribute nothing */
 	struct responder_context *dns; /* NULL: sandboxes get no DNS responder */
+	struct events *events;         /* NULL: no event consumer */
+	bool events_enabled;           /* denials produce ring buffer events */
 	const char *state_dir; /* NULL: no state files (bfbpf run) */
 	size_t count;
 	struct sandbox **items;

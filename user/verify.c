@@ -36,7 +36,8 @@ static void verify_hook(struct sandbox_registry *registry, const struct sandbox 
 			int cgroup_fd, enum loader_hook hook, json_t *checks, bool *complete)
 {
 	const uint8_t *ours = loader_prog_tag(registry->loader, hook);
-	__u32 ids[VERIFY_MAX_PROGS], count = VERIFY_MAX_PROGS, attach_flags = 0;
+	__u32 ids[VERIFY_MAX_PROGS], flags[VERIFY_MAX_PROGS], count = VERIFY_MAX_PROGS;
+	struct bpf_prog_query_opts query = {.sz = sizeof(query)};
 	char name[64], detail[256], tag[2 * BPF_TAG_SIZE + 1];
 	bool found = false;
 	uint32_t link_prog_id;
@@ -48,8 +49,11 @@ static void verify_hook(struct sandbox_registry *registry, const struct sandbox 
 		verify_check_add(checks, complete, name, false, detail);
 		return;
 	}
-	if (bpf_prog_query(cgroup_fd, loader_hook_attach_type(hook), 0, &attach_flags, ids,
-			   &count)) {
+	/* BPF_LSM_CGROUP answers only a query that also takes each program's attach flags. */
+	query.prog_ids = ids;
+	query.prog_attach_flags = flags;
+	query.prog_cnt = count;
+	if (bpf_prog_query_opts(cgroup_fd, loader_hook_attach_type(hook), &query)) {
 		snprintf(detail, sizeof(detail), "querying the cgroup: %s", strerror(errno));
 		verify_check_add(checks, complete, name, false, detail);
 		return;
@@ -57,6 +61,7 @@ static void verify_hook(struct sandbox_registry *registry, const struct sandbox 
 	/* Our link's program when the link is known, else any program with our tag. */
 	if (loader_link_prog_id(sandbox->link_fds[hook], &link_prog_id))
 		link_prog_id = 0;
+	count = query.prog_cnt;
 	for (__u32 i = 0; i < count && !found; i++) {
 		struct bpf_prog_info info = {0};
 		__u32 info_size = sizeof(info);
