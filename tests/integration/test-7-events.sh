@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# shellcheck shell=bash
+# Cases: the deny log and the counters — events name the process, the hook and
+# the host; the kernel's rate limit holds; counters match the attempts;
+# log --follow sees events as they happen; metrics in Prometheus text.
+
+ALL_TESTS+=(events_denials events_named_host events_rate_limit events_follow_and_metrics)
+
+# events_json FILE [ARGS...]: `bfbpf log --json` (one object per line) into FILE.
+events_json() {
+	local file=$1
+	shift
+	bfs log --json "$@" >"$file" 2>"$file.err" || { cat "$file.err"; fail "bfbpf log exited $?"; }
+	cat "$file"
+}
+
+# events_check FILE PYEXPR: PYEXPR holds with e = the list of events in FILE.
+events_check() {
+	"$PYTHON" - "$1" "$2" <<'EOF'
+import json, sys
+e = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+if not eval("(" + sys.argv[2].strip() + ")"):
+    print(f"events check failed: {sys.argv[2]}")
+    sys.exit(1)
+EOF
+}
+
+test_events_denials() {
+	world_up
+	dns_up
+	names_daemon_up
+	attach "$CG" --mode allowlist --allow $SRV4 --allow allowed.test --netns "$(ns_sbx_path)"
+	log "a process that tries a TCP connect, a UDP sendto and a raw socket, all denied"
+	sbx "$CG" "$PYTHON" - $SRV4B $DENIED6 >"$CASEDIR/attempts.out" 2>&1 <<'EOF'
+import os, socket, sys
+print(os.getpid(), flush=True)
+try:
+    socket.create_connection((sys.argv[1], 7000), timeout=2)
+except OSError as e:
+    print("tcp", e.errno)
+u = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+try:
+    u.sendto(b"x", (sys.argv[2], 9999))
+except OSError as e:
+    print("udp", e.errno)
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+except OSError as e:
+    print("raw", e.errno)
+EOF
+	cat "$CASEDIR/attempts.out"
+	local pid
+	pid=$(head -1 "$CASEDIR/attempts.out")
+	log "a refused DNS name"
+	sbx "$CG" dig +time=2 +tries=1 @$ROGUE denied.test A | grep -q "status: REFUSED" ||
+		fail "the name was not refused"
+	sleep 0.3
+	events_json "$CASEDIR/events.json" --cgroup "$CG"
+	events_check "$CASEDIR/events.json" "
+		len([x for x in e if x['hook'] == 'connect4' and x['address'] == '$SRV4B' and x['port'] == 7000
+			and x['protocol'] == 'tcp' and x['tgid'] == $pid and x['comm'] == 'python3']) == 1
+		and len([x for x in e if x['hook'] == 'sendmsg6' and x['address'] == '$DENIED6'
+			and x['port'] == 9999 and x['protocol'] == 'udp' and x['tgid'] == $pid]) == 1
+		and len([x for x in e if x['hook'] == 'sock_create' and x['family'] == 2 and x['type'] == 3
+			and x['tgid'] == $pid]) == 1
+		and len([x for x in e if x['hook'] == 'dns' and x['name'] == 'denied.test'
+			and x['qtype'] == 1 and x['verdict'] == 'refuse']) == 1
+		and all(x['cgroup'] == '$CG' for x in e)" || fail "the events are not as expected"
+	log "the human form"
+	bfs log --cgroup "$CG" >"$CASEDIR/log.txt" 2>&1
+	cat "$CASEDIR/log.txt"
+	grep -q "DENY tcp $SRV4B:7000 pid $pid python3" "$CASEDIR/log.txt" || fail "human log line"
+	grep -q "REFUSE dns denied.test" "$CASEDIR/log.txt" || fail "human DNS line"
+}
+
+test_events_named_host() {
+	world_up
+	dns_up
+	dns_set "$SRV4 api.test"
+	names_daemon_up
+	attach "$CG" --mode allowlist --allow api.test:8443 --netns "$(ns_sbx_path)"
+	expect_ok "$CG" tcp $SRV4 8443
+	expect_denied "$CG" tcp $SRV4 7000
+	sleep 0.3
+	events_json "$CASEDIR/events.json"
+	events_check "$CASEDIR/events.json" "
+		[x for x in e if x['hook'] == 'connect4' and x['port'] == 7000 and x['names'] == ['api.test']]" ||
+		fail "the event does not name the host"
+	bfs log >"$CASEDIR/log.txt" 2>&1
+	grep -q "DENY tcp $SRV4:7000 (api.test) pid" "$CASEDIR/log.txt" || { cat "$CASEDIR/log.txt"; fail "human line"; }
+}
+
+test_events_rate_limit() {
+	world_up
+	daemon_up
+	attach "$CG" --mode no-network
+	log "2000 denied connects in a tight loop"
+	sbx "$CG" "$PYTHON" - $SRV4 <<'EOF' || fail "the loop"
+import errno, socket, sys
+denied = 0
+for i in range(2000):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect((sys.argv[1], 9999))
+    except OSError as e:
+        denied += e.errno == errno.EPERM
+    s.close()
+print("denied", denied)
+sys.exit(0 if denied == 2000 else 1)
+EOF
+	sleep 0.3
+	bfs status --cgroup "$CG" --json >"$CASEDIR/status.json"
+	json_check "$CASEDIR/status.json" "
+		(lambda c: c['hooks']['connect4']['denied'] == 2000
+			and c['events']['sent'] <= 2 * 100 * os.cpu_count() + 50
+			and c['events']['limited'] >= 2000 - c['events']['sent'] - c['events']['lost'] - 5
+			and c['events']['limited'] > 0)(d['sandboxes'][0]['counters'])" ||
+		fail "the counters or the rate limit"
+	events_json "$CASEDIR/events.json" >/dev/null
+	local sent
+	sent=$("$PYTHON" -c "import json; print(json.load(open('$CASEDIR/status.json'))['sandboxes'][0]['counters']['events']['sent'])")
+	events_check "$CASEDIR/events.json" "len([x for x in e if x['hook'] == 'connect4']) == $sent" ||
+		fail "the log holds a different number of events than the kernel sent"
+	log "enforcement is unaffected"
+	expect_denied "$CG" tcp $SRV4 7000
+}
+
+test_events_follow_and_metrics() {
+	world_up
+	daemon_up
+	attach "$CG" --mode allowlist --allow $SRV4
+	bfs log --follow --json >"$CASEDIR/follow.json" 2>&1 &
+	local follower=$!
+	defer "kill $follower"
+	sleep 0.5
+	expect_denied "$CG" tcp $SRV4B 7000
+	local n=0
+	until grep -q "\"address\":\"$SRV4B\"" "$CASEDIR/follow.json"; do
+		n=$((n + 1))
+		[ $n -gt 50 ] && { cat "$CASEDIR/follow.json"; fail "log --follow did not see the event"; }
+		sleep 0.1
+	done
+	log "counters match the attempts"
+	expect_ok "$CG" tcp $SRV4 7000
+	bfs metrics >"$CASEDIR/metrics.txt" 2>&1 || fail "bfbpf metrics"
+	cat "$CASEDIR/metrics.txt" | grep -v '^#' | grep -v ' 0$'
+	grep -q "^bfbpf_verdicts_total{cgroup=\"$CG\",hook=\"connect4\",verdict=\"deny\"} 1$" "$CASEDIR/metrics.txt" ||
+		fail "the deny counter"
+	grep -q "^bfbpf_verdicts_total{cgroup=\"$CG\",hook=\"connect4\",verdict=\"allow\"} 1$" "$CASEDIR/metrics.txt" ||
+		fail "the allow counter"
+	grep -q '^# TYPE bfbpf_verdicts_total counter$' "$CASEDIR/metrics.txt" || fail "metric types"
+}
