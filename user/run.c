@@ -214,7 +214,7 @@ int cli_run(int argc, char **argv)
 {
 	struct run_args args = {.bpffs = RUN_DEFAULT_BPFFS};
 	struct resolver *resolver = NULL;
-	char parent[PATH_MAX], cgroup[PATH_MAX], pin_dir[PATH_MAX];
+	char parent[PATH_MAX], cgroup[PATH_MAX], pin_dir[PATH_MAX] = "";
 	struct sandbox_registry registry = {0};
 	struct sandbox *sandbox = NULL;
 	struct loader *loader = NULL;
@@ -308,8 +308,8 @@ cleanup:
 	sandbox_registry_free(&registry);
 	resolver_close(resolver);
 	loader_close(loader);
-	if (loader)
-		run_remove_pins(pin_dir);
+	if (pin_dir[0])
+		run_remove_pins(pin_dir); /* what loading made, even if it failed part-way */
 	if (have_policy)
 		policy_free(&policy);
 	cli_policy_args_free(&args.policy);

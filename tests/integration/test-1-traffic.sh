@@ -136,15 +136,38 @@ test_raw_sockets() {
 		"denied raw $SRV4B"
 }
 
+# lsm_supported: does this kernel run bfbpf's lsm_cgroup program (packet sockets per cgroup)?
+lsm_supported() {
+	bf check --json >"$CASEDIR/check.json" 2>/dev/null
+	json_check "$CASEDIR/check.json" "[c for c in d['checks'] if c['name'] == 'hook socket_lsm'
+		and 'not supported' not in c['detail']]" >/dev/null
+}
+
 test_packet_socket() {
 	world_up
 	daemon_up
 	log "baseline: a sandbox process (root, CAP_NET_RAW) opens an AF_PACKET socket"
 	expect "$CG" "ok packet any"
 	attach "$CG" --mode allowlist --allow $SRV4
-	expect "$CG" "denied packet any"
-	update "$CG" --mode no-network
-	expect "$CG" "denied packet any"
+	if lsm_supported; then
+		log "BPF LSM: refused per cgroup, even to root"
+		expect "$CG" "denied packet any"
+		update "$CG" --mode no-network
+		expect "$CG" "denied packet any"
+		return 0
+	fi
+	log "no BPF LSM here: refused to a sandbox without CAP_NET_RAW (docs/threat-model.md)"
+	local out
+	out=$(sbx "$CG" setpriv --bounding-set -net_raw --inh-caps -net_raw "$PYTHON" "$PROBE" packet any 2>&1)
+	echo "$out"
+	grep -q EPERM <<<"$out" || fail "a sandbox without CAP_NET_RAW opened a packet socket"
+	log "and verify fails while a process of the sandbox holds CAP_NET_RAW"
+	(echo "$BASHPID" >"$CG/cgroup.procs" && exec sleep 60) &
+	local holder=$!
+	defer "kill -KILL $holder"
+	sleep 0.2
+	expect_status 1 bfs verify --cgroup "$CG" --json
+	grep -q '"name":"packet_sockets","ok":false' "$CASEDIR/last.out" || fail "verify did not flag it"
 }
 
 test_ping_sockets() {
