@@ -220,8 +220,8 @@ static __always_inline int event_token(struct bfbpf_stats *stats)
 	return 1;
 }
 
-static __always_inline void event_emit(struct sandbox_ref ref, struct bfbpf_stats *stats,
-				       __u8 hook, const struct denial *denial)
+static __always_inline void event_emit(struct sandbox_ref ref, struct bfbpf_stats *stats, __u8 hook,
+				       const struct denial *denial)
 {
 	struct bfbpf_event *event;
 
@@ -308,7 +308,7 @@ static __always_inline int policy_verdict(const struct bfbpf_sandbox *sandbox,
 		if (sandbox->dns_port && dst->port == sandbox->dns_port)
 			return BFBPF_VERDICT_ALLOW;
 		return (sandbox->flags & BFBPF_SANDBOX_ALLOW_LOOPBACK) ? BFBPF_VERDICT_ALLOW
-								      : BFBPF_VERDICT_DENY;
+								       : BFBPF_VERDICT_DENY;
 	}
 	if (allow_maps_contain(sandbox->generation, dst, BFBPF_PORT_ANY))
 		return BFBPF_VERDICT_ALLOW;
@@ -514,11 +514,11 @@ static __always_inline int socket_verdict(const struct bfbpf_sandbox *sandbox, _
 		return BFBPF_VERDICT_ALLOW;
 	if (family != AF_INET && family != AF_INET6)
 		return BFBPF_VERDICT_DENY; /* AF_PACKET, AF_VSOCK, AF_XDP, ... */
-	if (type == SOCK_STREAM && (protocol == 0 || protocol == IPPROTO_TCP ||
-				    protocol == IPPROTO_MPTCP))
+	if (type == SOCK_STREAM &&
+	    (protocol == 0 || protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP))
 		return BFBPF_VERDICT_ALLOW;
-	if (type == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP ||
-				   protocol == IPPROTO_UDPLITE))
+	if (type == SOCK_DGRAM &&
+	    (protocol == 0 || protocol == IPPROTO_UDP || protocol == IPPROTO_UDPLITE))
 		return BFBPF_VERDICT_ALLOW;
 	return BFBPF_VERDICT_DENY; /* SOCK_RAW, ping (ICMP/ICMPv6 datagram), SCTP, ... */
 }
@@ -528,8 +528,8 @@ SEC("cgroup/sock_create")
 int bfbpf_sock_create(struct bpf_sock *ctx)
 {
 	struct sandbox_ref ref = sandbox_of_current_task();
-	struct denial denial = {.protocol = ctx->protocol, .family = ctx->family,
-				.type = ctx->type, .in_task = 1};
+	struct denial denial = {
+		.protocol = ctx->protocol, .family = ctx->family, .type = ctx->type, .in_task = 1};
 
 	return account(ref, BFBPF_HOOK_SOCK_CREATE,
 		       socket_verdict(ref.value, ctx->family, ctx->type, ctx->protocol), &denial);
@@ -553,8 +553,8 @@ int BPF_PROG(bfbpf_socket_create, int family, int type, int protocol, int kern)
 	/* Inet sockets are counted (and reported) by cgroup/sock_create. */
 	if (family == AF_INET || family == AF_INET6)
 		return socket_verdict(ref.value, family, type, protocol);
-	return account(ref, BFBPF_HOOK_SOCKET_LSM, socket_verdict(ref.value, family, type, protocol),
-		       &denial);
+	return account(ref, BFBPF_HOOK_SOCKET_LSM,
+		       socket_verdict(ref.value, family, type, protocol), &denial);
 }
 
 /* Reads the destination port of a TCP or UDP header at offset; 0 for others. */

@@ -29,10 +29,10 @@
 #define BFBPF_MAX_CGROUP_DEPTH 32
 
 /* struct bfbpf_sandbox.flags */
-#define BFBPF_SANDBOX_PUBLIC (1u << 0)         /* network_mode public: allow everything */
+#define BFBPF_SANDBOX_PUBLIC (1u << 0)	       /* network_mode public: allow everything */
 #define BFBPF_SANDBOX_ALLOW_LOOPBACK (1u << 1) /* 127.0.0.0/8, ::1, 0.0.0.0 and :: */
-#define BFBPF_SANDBOX_DNS_V6 (1u << 2)         /* the responder also listens on [::1] */
-#define BFBPF_SANDBOX_EVENTS (1u << 3)         /* denials produce events */
+#define BFBPF_SANDBOX_DNS_V6 (1u << 2)	       /* the responder also listens on [::1] */
+#define BFBPF_SANDBOX_EVENTS (1u << 3)	       /* denials produce events */
 
 /* Every query to this port, to any address, goes to the sandbox's responder. */
 #define BFBPF_DNS_PORT 53
@@ -47,9 +47,9 @@
  */
 struct bfbpf_sandbox {
 	__u32 generation; /* which allow entries apply; unique across sandboxes */
-	__u32 flags;      /* BFBPF_SANDBOX_* */
-	__u64 digest;     /* digest of the canonical policy, for verify */
-	__u16 dns_port;   /* host order; the responder on 127.0.0.1 (and ::1); 0: none */
+	__u32 flags;	  /* BFBPF_SANDBOX_* */
+	__u64 digest;	  /* digest of the canonical policy, for verify */
+	__u16 dns_port;	  /* host order; the responder on 127.0.0.1 (and ::1); 0: none */
 	__u16 reserved16;
 	__u32 reserved32;
 };
@@ -59,10 +59,10 @@ struct bfbpf_sandbox {
  * go, so that replies and getpeername() show that address, not the responder.
  */
 struct bfbpf_dns_origin {
-	__u32 addr[4];  /* network order; IPv4 as ::ffff:a.b.c.d */
-	__u16 port;     /* network order (53) */
+	__u32 addr[4];	      /* network order; IPv4 as ::ffff:a.b.c.d */
+	__u16 port;	      /* network order (53) */
 	__u16 responder_port; /* host order */
-	__u32 family;   /* AF_INET or AF_INET6: the family of the socket's own addresses */
+	__u32 family;	      /* AF_INET or AF_INET6: the family of the socket's own addresses */
 };
 
 /* Key of the exact-address hash map. port is in host byte order. */
@@ -102,7 +102,8 @@ enum bfbpf_hook {
 	BFBPF_HOOK_COUNT,
 };
 
-/* Events allowed per sandbox per CPU per second (and the burst), beyond which they are counted only. */
+/* Events allowed per sandbox per CPU per second (and the burst), beyond which they are counted
+ * only. */
 #define BFBPF_EVENTS_PER_SECOND 100
 
 /*
@@ -115,23 +116,23 @@ struct bfbpf_stats {
 	__u64 events_sent;
 	__u64 events_limited; /* over the rate: counted, not sent */
 	__u64 events_lost;    /* the ring buffer was full */
-	__u64 tokens;         /* the rate limiter's bucket (this CPU's share) */
+	__u64 tokens;	      /* the rate limiter's bucket (this CPU's share) */
 	__u64 tokens_at_ns;
 };
 
 /* One denial, through the ring buffer. */
 struct bfbpf_event {
-	__u64 time_ns;   /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 time_ns;	 /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 cgroup_id; /* the attached cgroup (the sandbox) */
-	__u32 pid;       /* thread; 0 for packets (egress runs outside the sender's context) */
+	__u32 pid;	 /* thread; 0 for packets (egress runs outside the sender's context) */
 	__u32 tgid;
 	char comm[16];
-	__u8 addr[16];   /* destination, IPv4 as ::ffff:a.b.c.d; zero for socket creation */
-	__u16 port;      /* host order */
-	__u8 hook;       /* enum bfbpf_hook */
-	__u8 protocol;   /* IPPROTO_* of the socket or packet */
-	__u32 family;    /* socket creation: the family asked for */
-	__u32 type;      /* socket creation: the type asked for */
+	__u8 addr[16]; /* destination, IPv4 as ::ffff:a.b.c.d; zero for socket creation */
+	__u16 port;    /* host order */
+	__u8 hook;     /* enum bfbpf_hook */
+	__u8 protocol; /* IPPROTO_* of the socket or packet */
+	__u32 family;  /* socket creation: the family asked for */
+	__u32 type;    /* socket creation: the type asked for */
 };
 
 #endif /* BFBPF_H */

@@ -10,8 +10,7 @@ int allowset_add(struct allowset *set, const struct allowset_entry *entry)
 {
 	if (set->count == set->capacity) {
 		size_t capacity = set->capacity ? set->capacity * 2 : 16;
-		struct allowset_entry *grown =
-			reallocarray(set->entries, capacity, sizeof(*grown));
+		struct allowset_entry *grown = reallocarray(set->entries, capacity, sizeof(*grown));
 
 		if (!grown)
 			return -ENOMEM;
@@ -113,10 +112,10 @@ int allowset_diff(const struct allowset *prev, const struct allowset *next, stru
 
 	/* Both sets are sorted: one merge pass. */
 	while (i < prev->count || j < next->count) {
-		int order = i == prev->count   ? 1
-			    : j == next->count ? -1
-					       : allowset_entry_compare(&prev->entries[i],
-									&next->entries[j]);
+		int order = i == prev->count ? 1
+			    : j == next->count
+				    ? -1
+				    : allowset_entry_compare(&prev->entries[i], &next->entries[j]);
 
 		if (order < 0)
 			err = allowset_add(&minus, &prev->entries[i++]);

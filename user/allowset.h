@@ -14,7 +14,7 @@
 struct allowset_entry {
 	uint8_t addr[16];   /* IPv4 as ::ffff:a.b.c.d; host bits clear */
 	uint8_t prefix_len; /* 0..128; 128 goes to the exact hash map */
-	uint16_t port;      /* 0: every port */
+	uint16_t port;	    /* 0: every port */
 };
 
 struct allowset {

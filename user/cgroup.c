@@ -95,8 +95,8 @@ int cgroup_of_pid(pid_t pid, char *out, size_t size)
 		if (strncmp(line, "0::", 3))
 			continue;
 		line[strcspn(line, "\n")] = '\0';
-		if ((size_t)snprintf(out, size, "%s%s", mount, strcmp(line + 3, "/") ? line + 3 : "") >=
-		    size)
+		if ((size_t)snprintf(out, size, "%s%s", mount,
+				     strcmp(line + 3, "/") ? line + 3 : "") >= size)
 			err = -ENAMETOOLONG;
 		else
 			err = 0;

@@ -60,7 +60,8 @@ static unsigned long long check_effective_capabilities(void)
 static void check_privileges(struct check_report *report)
 {
 	unsigned long long caps = check_effective_capabilities();
-	bool ok = (caps & (1ULL << CHECK_CAP_SYS_ADMIN)) && (caps & (1ULL << CHECK_CAP_NET_ADMIN)) &&
+	bool ok = (caps & (1ULL << CHECK_CAP_SYS_ADMIN)) &&
+		  (caps & (1ULL << CHECK_CAP_NET_ADMIN)) &&
 		  ((caps & (1ULL << CHECK_CAP_BPF)) || geteuid() == 0);
 	char detail[128];
 
@@ -147,7 +148,8 @@ int cli_check(int argc, char **argv)
 			json_decref(report.items);
 			return CLI_EXIT_OK;
 		} else {
-			cli_error("check: unknown option %s (see 'bfbpf --help')", argv[optind - 1]);
+			cli_error("check: unknown option %s (see 'bfbpf --help')",
+				  argv[optind - 1]);
 			json_decref(report.items);
 			return CLI_EXIT_USAGE;
 		}

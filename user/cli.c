@@ -210,8 +210,7 @@ static int cli_target(const struct cli_client_args *args, char *out, size_t size
 	return cli_target_path(args->cgroup, args->pid, out, size, required);
 }
 
-int cli_target_path(const char *cgroup, const char *pid_text, char *out, size_t size,
-		    bool required)
+int cli_target_path(const char *cgroup, const char *pid_text, char *out, size_t size, bool required)
 {
 	char *end;
 	long pid;
@@ -219,7 +218,8 @@ int cli_target_path(const char *cgroup, const char *pid_text, char *out, size_t 
 
 	if (!cgroup && !pid_text) {
 		if (required)
-			return cli_usage_error("%s", "a target is required: --cgroup PATH or --pid PID");
+			return cli_usage_error("%s",
+					       "a target is required: --cgroup PATH or --pid PID");
 		out[0] = '\0';
 		return CLI_EXIT_OK;
 	}
@@ -246,8 +246,8 @@ int cli_target_path(const char *cgroup, const char *pid_text, char *out, size_t 
 
 const char *cli_reply_code(json_t *reply)
 {
-	const char *code = json_string_value(json_object_get(json_object_get(reply, "error"),
-							     "code"));
+	const char *code =
+		json_string_value(json_object_get(json_object_get(reply, "error"), "code"));
 	return code ? code : "internal";
 }
 
@@ -382,8 +382,8 @@ static int cli_client_command(const char *op, int argc, char **argv)
 	}
 	if (!json_is_true(json_object_get(reply, "ok")))
 		cli_error("%s: %s", cli_reply_code(reply),
-			  json_string_value(json_object_get(json_object_get(reply, "error"),
-							    "message")));
+			  json_string_value(
+				  json_object_get(json_object_get(reply, "error"), "message")));
 	else if (status)
 		cli_error("lockdown of %s is not complete: see the failed checks above", cgroup);
 cleanup:
@@ -459,15 +459,17 @@ static int cli_daemon(int argc, char **argv)
 			break;
 		case CLI_OPTION_DNS_SERVER:
 			if (daemon.resolver.server_count == RESOLVER_MAX_SERVERS)
-				return cli_usage_error("--dns-server %s: at most 8 servers", optarg);
+				return cli_usage_error("--dns-server %s: at most 8 servers",
+						       optarg);
 			daemon.resolver.servers[daemon.resolver.server_count++] = optarg;
 			break;
 		case CLI_OPTION_MIN_TTL:
 		case CLI_OPTION_MAX_TTL:
 		case CLI_OPTION_GRACE:
-			err = cli_seconds(optarg, opt == CLI_OPTION_MIN_TTL   ? &daemon.resolver.names.min_ttl
-						  : opt == CLI_OPTION_MAX_TTL ? &daemon.resolver.names.max_ttl
-									      : &daemon.resolver.names.grace);
+			err = cli_seconds(
+				optarg, opt == CLI_OPTION_MIN_TTL   ? &daemon.resolver.names.min_ttl
+					: opt == CLI_OPTION_MAX_TTL ? &daemon.resolver.names.max_ttl
+								    : &daemon.resolver.names.grace);
 			if (err)
 				return cli_usage_error("%s: expected seconds (0 to 86400)", optarg);
 			break;

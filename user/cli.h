@@ -53,12 +53,14 @@ enum cli_option {
 		{"allow", required_argument, NULL, CLI_OPTION_ALLOW},                              \
 		{"model-endpoint", required_argument, NULL, CLI_OPTION_MODEL_ENDPOINT},            \
 		{"no-model-endpoint", no_argument, NULL, CLI_OPTION_NO_MODEL_ENDPOINT},            \
-		{"no-loopback", no_argument, NULL, CLI_OPTION_NO_LOOPBACK}
+	{                                                                                          \
+		"no-loopback", no_argument, NULL, CLI_OPTION_NO_LOOPBACK                           \
+	}
 
 struct cli_policy_args {
 	const char *file;
 	const char *mode;
-	json_t *allow;          /* array of strings */
+	json_t *allow;		 /* array of strings */
 	json_t *model_endpoints; /* array of strings */
 	bool no_model_endpoint;
 	bool no_loopback;

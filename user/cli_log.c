@@ -109,7 +109,8 @@ int cli_log(int argc, char **argv)
 		case CLI_OPTION_SINCE:
 			since = cli_duration(optarg);
 			if (since < 0) {
-				cli_error("--since %s: expected a duration (90s, 5m, 2h, 1d)", optarg);
+				cli_error("--since %s: expected a duration (90s, 5m, 2h, 1d)",
+					  optarg);
 				return CLI_EXIT_USAGE;
 			}
 			break;
@@ -146,12 +147,11 @@ int cli_log(int argc, char **argv)
 	status = cli_reply_exit(reply);
 	if (status) {
 		cli_error("%s: %s", cli_reply_code(reply),
-			  json_string_value(json_object_get(json_object_get(reply, "error"),
-							    "message")));
+			  json_string_value(
+				  json_object_get(json_object_get(reply, "error"), "message")));
 		goto cleanup;
 	}
-	json_array_foreach(json_object_get(reply, "events"), i, event)
-		cli_log_print(event, json);
+	json_array_foreach(json_object_get(reply, "events"), i, event) cli_log_print(event, json);
 	if (follow)
 		status = cli_log_follow(stream, json);
 cleanup:
@@ -198,8 +198,8 @@ int cli_metrics(int argc, char **argv)
 	status = cli_reply_exit(reply);
 	if (status)
 		cli_error("%s: %s", cli_reply_code(reply),
-			  json_string_value(json_object_get(json_object_get(reply, "error"),
-							    "message")));
+			  json_string_value(
+				  json_object_get(json_object_get(reply, "error"), "message")));
 	else
 		fputs(json_string_value(json_object_get(reply, "text")), stdout);
 	json_decref(reply);

@@ -51,8 +51,7 @@ static void resolve_print_human(json_t *names, json_t *entries)
 			       json_string_value(value));
 	}
 	printf("programmed entries (%zu):\n", json_array_size(entries));
-	json_array_foreach(entries, i, value)
-		printf("  %s\n", json_string_value(value));
+	json_array_foreach(entries, i, value) printf("  %s\n", json_string_value(value));
 }
 
 int cli_resolve(int argc, char **argv)
@@ -85,7 +84,8 @@ int cli_resolve(int argc, char **argv)
 			   resolver_options.server_count < RESOLVER_MAX_SERVERS) {
 			resolver_options.servers[resolver_options.server_count++] = optarg;
 		} else if (opt == CLI_OPTION_HELP) {
-			printf("usage: bfbpf resolve POLICY [--dns-server ADDR[:PORT]]... [--json]\n");
+			printf("usage: bfbpf resolve POLICY [--dns-server ADDR[:PORT]]... "
+			       "[--json]\n");
 			status = CLI_EXIT_OK;
 			goto cleanup;
 		} else {
@@ -111,8 +111,8 @@ int cli_resolve(int argc, char **argv)
 	if (sandbox_allowset_compute(&registry, &view->policy, NULL, 0, &set))
 		goto cleanup;
 	names = sandbox_names_to_json(&registry, view);
-	out = json_pack("{s:b, s:O, s:o}", "ok", 1, "names", names,
-			"entries", resolve_entries_json(&set));
+	out = json_pack("{s:b, s:O, s:o}", "ok", 1, "names", names, "entries",
+			resolve_entries_json(&set));
 	if (json) {
 		char *text = json_dumps(out, JSON_COMPACT);
 

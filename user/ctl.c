@@ -13,8 +13,8 @@
 #include "verify.h"
 
 static const char *const ctl_op_names[] = {
-	[CTL_OP_ATTACH] = "attach", [CTL_OP_UPDATE] = "update", [CTL_OP_DETACH] = "detach",
-	[CTL_OP_STATUS] = "status", [CTL_OP_VERIFY] = "verify", [CTL_OP_LOG] = "log",
+	[CTL_OP_ATTACH] = "attach",   [CTL_OP_UPDATE] = "update", [CTL_OP_DETACH] = "detach",
+	[CTL_OP_STATUS] = "status",   [CTL_OP_VERIFY] = "verify", [CTL_OP_LOG] = "log",
 	[CTL_OP_METRICS] = "metrics",
 };
 
@@ -59,7 +59,8 @@ static int ctl_request_fields(struct ctl_request *request, struct sandbox_error 
 			request->since = json_number_value(value);
 		} else if (!strcmp(key, "follow") && request->op == CTL_OP_LOG) {
 			if (!json_is_boolean(value))
-				return ctl_fail(error, "bad_request", "\"follow\" must be a boolean");
+				return ctl_fail(error, "bad_request",
+						"\"follow\" must be a boolean");
 			request->follow = json_is_true(value);
 		} else if (!strcmp(key, "policy") && wants_policy) {
 			if (!json_is_object(value))
@@ -148,8 +149,7 @@ void ctl_request_free(struct ctl_request *request)
 
 json_t *ctl_reply_error(const char *code, const char *message)
 {
-	return json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", code, "message",
-			 message);
+	return json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", code, "message", message);
 }
 
 static json_t *ctl_reply_ok(json_t *fields)
@@ -253,9 +253,10 @@ static json_t *ctl_reply_finish(struct sandbox_registry *registry, struct sandbo
 	json_object_set_new(reply, "generation", json_integer(sandbox->generation));
 	json_object_set_new(reply, "digest", json_string(digest));
 	json_object_set_new(reply, "entries", json_integer((json_int_t)sandbox->applied.count));
-	json_object_set_new(reply, "unresolved", registry->resolver && sandbox->policy_known
-							 ? sandbox_names_unresolved(registry, sandbox)
-							 : json_array());
+	json_object_set_new(reply, "unresolved",
+			    registry->resolver && sandbox->policy_known
+				    ? sandbox_names_unresolved(registry, sandbox)
+				    : json_array());
 	return reply;
 }
 
@@ -293,10 +294,10 @@ static json_t *ctl_log(struct sandbox_registry *registry, const struct ctl_reque
 		pending->follow = true;
 		pending->follow_cgroup_id = sandbox ? sandbox->cgroup_id : 0;
 	}
-	return ctl_reply_ok(json_pack("{s:o}", "events",
-				      events_history(registry->events,
-						     sandbox ? sandbox->cgroup_id : 0,
-						     request->since)));
+	return ctl_reply_ok(
+		json_pack("{s:o}", "events",
+			  events_history(registry->events, sandbox ? sandbox->cgroup_id : 0,
+					 request->since)));
 }
 
 static json_t *ctl_metrics(struct sandbox_registry *registry)

@@ -27,14 +27,14 @@ enum ctl_op {
 
 struct ctl_request {
 	enum ctl_op op;
-	const char *cgroup; /* NULL when absent (status) */
-	const char *netns;  /* attach: the sandbox's network namespace, or NULL */
-	json_int_t max_age; /* verify: a cached result this fresh will do; -1: none */
-	double since;       /* log: events at most this many seconds old; -1: all */
-	bool follow;        /* log: keep streaming events after the reply */
+	const char *cgroup;   /* NULL when absent (status) */
+	const char *netns;    /* attach: the sandbox's network namespace, or NULL */
+	json_int_t max_age;   /* verify: a cached result this fresh will do; -1: none */
+	double since;	      /* log: events at most this many seconds old; -1: all */
+	bool follow;	      /* log: keep streaming events after the reply */
 	struct policy policy; /* attach and update */
 	bool has_policy;
-	json_t *root;       /* owns the strings above */
+	json_t *root; /* owns the strings above */
 };
 
 /*

@@ -40,7 +40,7 @@ struct daemon_client {
 	size_t length;
 	time_t last_activity;
 	struct ctl_pending pending; /* a reply waiting for names; lines after it wait too */
-	bool following;             /* log --follow: events stream out; input is ignored */
+	bool following;		    /* log --follow: events stream out; input is ignored */
 };
 
 struct daemon {
@@ -261,7 +261,8 @@ static void daemon_client_serve_lines(struct daemon *daemon, struct daemon_clien
 			client->pending.follow = false;
 			if (events_follow(daemon->events, client->fd,
 					  client->pending.follow_cgroup_id)) {
-				daemon_client_send(client, ctl_reply_error("busy", "too many followers"));
+				daemon_client_send(client,
+						   ctl_reply_error("busy", "too many followers"));
 				daemon_client_close(daemon, client);
 				return;
 			}
@@ -283,8 +284,8 @@ static void daemon_client_read(struct daemon *daemon, struct daemon_client *clie
 	}
 	client->last_activity = time(NULL);
 	if (client->length + (size_t)n > CTL_MAX_REQUEST_BYTES + 1) {
-		daemon_client_send(client, ctl_reply_error("too_large",
-							   "request larger than 1 MiB"));
+		daemon_client_send(client,
+				   ctl_reply_error("too_large", "request larger than 1 MiB"));
 		daemon_client_close(daemon, client);
 		return;
 	}
@@ -543,8 +544,12 @@ static int daemon_lock(const char *bpffs_dir)
 
 int daemon_run(const struct daemon_options *options)
 {
-	struct daemon daemon = {.options = options, .listen_fd = -1, .signal_fd = -1,
-				.timer_fd = -1, .epoll_fd = -1, .metrics_fd = -1};
+	struct daemon daemon = {.options = options,
+				.listen_fd = -1,
+				.signal_fd = -1,
+				.timer_fd = -1,
+				.epoll_fd = -1,
+				.metrics_fd = -1};
 	char state_dir[PATH_MAX], socket_copy[PATH_MAX];
 	struct loader *loader = NULL;
 	int lock_fd = -1, err;
@@ -552,8 +557,7 @@ int daemon_run(const struct daemon_options *options)
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
 		daemon.clients[i].fd = -1;
 	snprintf(socket_copy, sizeof(socket_copy), "%s", options->socket_path);
-	snprintf(state_dir, sizeof(state_dir), "%s",
-		 options->state_dir ? options->state_dir : "");
+	snprintf(state_dir, sizeof(state_dir), "%s", options->state_dir ? options->state_dir : "");
 	if (!options->state_dir)
 		snprintf(state_dir, sizeof(state_dir), "%s/state", dirname(socket_copy));
 	err = daemon_bpffs_ensure(options->bpffs_dir);

@@ -19,7 +19,7 @@ struct daemon_options {
 	int client_timeout_seconds;
 	int verify_interval_seconds; /* periodic attachment and map checks */
 	struct resolver_options resolver;
-	bool events;                /* denials produce events (default true) */
+	bool events;		    /* denials produce events (default true) */
 	const char *metrics_listen; /* ADDR:PORT for Prometheus scrapes, or NULL */
 };
 

@@ -16,8 +16,8 @@
 #include "policy.h"
 
 #define DNS_HEADER_SIZE 12
-#define DNS_MAX_UDP_REPLY 1232   /* EDNS payload we answer within (DNS flag day 2020) */
-#define DNS_MAX_MESSAGE 65535    /* a TCP message */
+#define DNS_MAX_UDP_REPLY 1232 /* EDNS payload we answer within (DNS flag day 2020) */
+#define DNS_MAX_MESSAGE 65535  /* a TCP message */
 
 #define DNS_TYPE_A 1
 #define DNS_TYPE_AAAA 28
@@ -38,20 +38,19 @@ struct dns_query {
 	uint16_t qtype;
 	uint16_t qclass;
 	size_t question_end; /* offset just past the (first) question */
-	bool edns;           /* an OPT record was present */
+	bool edns;	     /* an OPT record was present */
 	uint16_t udp_size;   /* the client's EDNS payload size, or 512 */
 };
 
 enum dns_parse_result {
 	DNS_PARSE_OK = 0,
-	DNS_PARSE_DROP = -1,    /* not even a header, or a response (QR set): say nothing */
+	DNS_PARSE_DROP = -1,	/* not even a header, or a response (QR set): say nothing */
 	DNS_PARSE_FORMERR = -2, /* a header we can answer FORMERR to */
-	DNS_PARSE_NOTIMP = -3,  /* an opcode other than QUERY */
+	DNS_PARSE_NOTIMP = -3,	/* an opcode other than QUERY */
 };
 
 /* Parse a query: exactly one question; an OPT record in the additional section is read. */
-enum dns_parse_result dns_query_parse(const uint8_t *message, size_t length,
-				      struct dns_query *out);
+enum dns_parse_result dns_query_parse(const uint8_t *message, size_t length, struct dns_query *out);
 
 /*
  * A reply with only a header and the question echoed (REFUSED, NXDOMAIN,

@@ -19,8 +19,8 @@
 #include "sandbox.h"
 
 static const char *const events_hook_names[BFBPF_HOOK_COUNT] = {
-	[BFBPF_HOOK_CONNECT4] = "connect4",       [BFBPF_HOOK_CONNECT6] = "connect6",
-	[BFBPF_HOOK_SENDMSG4] = "sendmsg4",       [BFBPF_HOOK_SENDMSG6] = "sendmsg6",
+	[BFBPF_HOOK_CONNECT4] = "connect4",	  [BFBPF_HOOK_CONNECT6] = "connect6",
+	[BFBPF_HOOK_SENDMSG4] = "sendmsg4",	  [BFBPF_HOOK_SENDMSG6] = "sendmsg6",
 	[BFBPF_HOOK_SOCK_CREATE] = "sock_create", [BFBPF_HOOK_EGRESS] = "egress",
 	[BFBPF_HOOK_SOCKET_LSM] = "socket_lsm",
 };
@@ -92,8 +92,8 @@ static json_t *events_names_of(struct events *events, const struct sandbox *sand
 
 		for (size_t j = 0; j < sandbox->learned_count && !mine; j++)
 			mine = !strcmp(sandbox->learned[j].name, entry->name);
-		for (size_t j = 0; sandbox->policy_known && j < sandbox->policy.n_allowed_hosts && !mine;
-		     j++)
+		for (size_t j = 0;
+		     sandbox->policy_known && j < sandbox->policy.n_allowed_hosts && !mine; j++)
 			mine = !strcmp(sandbox->policy.allowed_hosts[j].name, entry->name);
 		for (size_t j = 0;
 		     sandbox->policy_known && j < sandbox->policy.n_model_endpoints && !mine; j++)
@@ -264,8 +264,8 @@ bool events_handle_fd(struct events *events, int fd, uint32_t events_mask)
 
 json_t *events_history(struct events *events, uint64_t cgroup_id, double since_seconds)
 {
-	size_t start = (events->history_next + EVENTS_HISTORY - events->history_count) %
-		       EVENTS_HISTORY;
+	size_t start =
+		(events->history_next + EVENTS_HISTORY - events->history_count) % EVENTS_HISTORY;
 	double cutoff = since_seconds >= 0 ? events_now() - since_seconds : 0;
 	json_t *list = json_array();
 
@@ -275,8 +275,8 @@ json_t *events_history(struct events *events, uint64_t cgroup_id, double since_s
 
 		if (events->history_times[i] < cutoff)
 			continue;
-		if (cgroup_id &&
-		    (json_int_t)cgroup_id != json_integer_value(json_object_get(event, "cgroup_id")))
+		if (cgroup_id && (json_int_t)cgroup_id !=
+					 json_integer_value(json_object_get(event, "cgroup_id")))
 			continue;
 		json_array_append(list, event);
 	}
@@ -313,8 +313,9 @@ json_t *events_counters(struct events *events, const struct sandbox *sandbox)
 	}
 	for (int hook = 0; hook < BFBPF_HOOK_COUNT; hook++)
 		json_object_set_new(hooks, events_hook_names[hook],
-				    json_pack("{s:I, s:I}", "allowed", (json_int_t)sum.allowed[hook],
-					      "denied", (json_int_t)sum.denied[hook]));
+				    json_pack("{s:I, s:I}", "allowed",
+					      (json_int_t)sum.allowed[hook], "denied",
+					      (json_int_t)sum.denied[hook]));
 	return json_pack("{s:o, s:{s:I, s:I, s:I}}", "hooks", hooks, "events", "sent",
 			 (json_int_t)sum.events_sent, "limited", (json_int_t)sum.events_limited,
 			 "lost", (json_int_t)sum.events_lost);
@@ -338,8 +339,7 @@ static void events_metrics_label(const char *value, char *out, size_t size)
 	out[used] = '\0';
 }
 
-static void events_metrics_sandbox(struct events *events, const struct sandbox *sandbox,
-				   FILE *out)
+static void events_metrics_sandbox(struct events *events, const struct sandbox *sandbox, FILE *out)
 {
 	char label[2 * PATH_MAX];
 	struct bfbpf_stats sum;
@@ -350,9 +350,11 @@ static void events_metrics_sandbox(struct events *events, const struct sandbox *
 	if (loader_stats_read(events->loader, sandbox->cgroup_id, &sum))
 		return;
 	for (int hook = 0; hook < BFBPF_HOOK_COUNT; hook++) {
-		fprintf(out, "bfbpf_verdicts_total{cgroup=\"%s\",hook=\"%s\",verdict=\"allow\"} %llu\n",
+		fprintf(out,
+			"bfbpf_verdicts_total{cgroup=\"%s\",hook=\"%s\",verdict=\"allow\"} %llu\n",
 			label, events_hook_names[hook], (unsigned long long)sum.allowed[hook]);
-		fprintf(out, "bfbpf_verdicts_total{cgroup=\"%s\",hook=\"%s\",verdict=\"deny\"} %llu\n",
+		fprintf(out,
+			"bfbpf_verdicts_total{cgroup=\"%s\",hook=\"%s\",verdict=\"deny\"} %llu\n",
 			label, events_hook_names[hook], (unsigned long long)sum.denied[hook]);
 	}
 	fprintf(out, "bfbpf_events_total{cgroup=\"%s\",outcome=\"sent\"} %llu\n", label,
@@ -437,9 +439,9 @@ void events_format_line(json_t *event, char *out, size_t size)
 		events_format_socket(json_integer_value(json_object_get(event, "family")),
 				     json_integer_value(json_object_get(event, "type")), target,
 				     sizeof(target));
-	json_array_foreach(names, i, name)
-		used += snprintf(annotation + used, sizeof(annotation) - used, "%s%s",
-				 used ? ", " : " (", json_string_value(name));
+	json_array_foreach(names, i, name) used +=
+		snprintf(annotation + used, sizeof(annotation) - used, "%s%s", used ? ", " : " (",
+			 json_string_value(name));
 	if (used && used < sizeof(annotation) - 1)
 		strcat(annotation, ")");
 	snprintf(out, size, "%s DENY %s %s%s pid %lld %s [%s] %s", when,

@@ -16,7 +16,6 @@
 #include "loader_internal.h"
 #include "log.h"
 
-
 static const struct {
 	const char *name;
 	enum bpf_attach_type type;
@@ -147,7 +146,6 @@ static int loader_maps_pin(struct loader *loader, bool pin)
 	}
 	return 0;
 }
-
 
 /* Open the object and load it, with or without the optional LSM program. */
 static int loader_load(struct loader *loader, bool with_lsm)

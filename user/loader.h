@@ -24,7 +24,7 @@ enum loader_hook {
 	LOADER_HOOK_SENDMSG6,
 	LOADER_HOOK_SOCK_CREATE,
 	LOADER_HOOK_EGRESS,
-	LOADER_HOOK_RECVMSG4,    /* DNS replies show the server asked, not the responder */
+	LOADER_HOOK_RECVMSG4, /* DNS replies show the server asked, not the responder */
 	LOADER_HOOK_RECVMSG6,
 	LOADER_HOOK_GETPEERNAME4,
 	LOADER_HOOK_GETPEERNAME6,
@@ -68,7 +68,8 @@ void loader_snapshot_free(struct loader_snapshot *snapshot);
 /* Delete every allow entry whose generation no sandbox uses (after a crash). */
 int loader_entries_collect_garbage(struct loader *loader);
 
-int loader_sandbox_set(struct loader *loader, uint64_t cgroup_id, const struct bfbpf_sandbox *value);
+int loader_sandbox_set(struct loader *loader, uint64_t cgroup_id,
+		       const struct bfbpf_sandbox *value);
 int loader_sandbox_get(struct loader *loader, uint64_t cgroup_id, struct bfbpf_sandbox *value);
 int loader_sandbox_delete(struct loader *loader, uint64_t cgroup_id);
 /* The per-CPU counters of a sandbox: made at attach, summed for status, gone at detach. */

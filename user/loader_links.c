@@ -19,7 +19,8 @@ static void loader_link_path(const struct loader *loader, uint64_t cgroup_id, in
 			     size_t size)
 {
 	if (hook < 0)
-		snprintf(out, size, "%s/links/%llu", loader->pin_dir, (unsigned long long)cgroup_id);
+		snprintf(out, size, "%s/links/%llu", loader->pin_dir,
+			 (unsigned long long)cgroup_id);
 	else
 		snprintf(out, size, "%s/links/%llu/%s", loader->pin_dir,
 			 (unsigned long long)cgroup_id, loader_hook_name(hook));
@@ -155,8 +156,8 @@ int loader_links_repair(struct loader *loader, uint64_t cgroup_id, const char *c
 		    loader_link_attached(link_fds[hook], cgroup_id))
 			continue;
 		/* The new link first, so the hook is never left without our program. */
-		fresh = bpf_link_create(loader->prog_fds[hook], cgroup_fd, loader_hook_attach_type(hook),
-					NULL);
+		fresh = bpf_link_create(loader->prog_fds[hook], cgroup_fd,
+					loader_hook_attach_type(hook), NULL);
 		if (fresh < 0) {
 			err = -errno;
 			break;

@@ -28,32 +28,32 @@
 struct names_config {
 	uint32_t min_ttl; /* seconds; default 30 */
 	uint32_t max_ttl; /* seconds; default 3600 */
-	uint32_t grace;   /* seconds; default 300 */
-	uint32_t retry;   /* seconds between attempts after a failure; default 10 */
+	uint32_t grace;	  /* seconds; default 300 */
+	uint32_t retry;	  /* seconds between attempts after a failure; default 10 */
 };
 
 struct names_address {
 	struct in6_addr addr; /* IPv4 as ::ffff:a.b.c.d */
 	uint64_t last_seen;   /* time of the last answer that held it */
-	uint32_t ttl;         /* clamped TTL of that answer */
+	uint32_t ttl;	      /* clamped TTL of that answer */
 };
 
 struct names_entry {
 	char name[HOSTNAME_MAX_LENGTH + 1]; /* normalised */
-	unsigned int users;                 /* policies naming it */
+	unsigned int users;		    /* policies naming it */
 	size_t count;
 	struct names_address addresses[NAMES_MAX_ADDRESSES];
-	bool truncated;          /* the last answer held more than NAMES_MAX_ADDRESSES */
-	bool resolved_once;      /* one round (A and AAAA) has completed, well or not */
-	unsigned int in_flight;  /* queries outstanding (0..2) */
-	uint64_t next_refresh;   /* 0: due now */
-	uint64_t last_attempt;   /* start of the last round; 0: never */
-	uint64_t last_success;   /* end of the last round with an answer; 0: never */
-	int last_error;          /* 0, or the resolver's code for the last failure */
+	bool truncated;		/* the last answer held more than NAMES_MAX_ADDRESSES */
+	bool resolved_once;	/* one round (A and AAAA) has completed, well or not */
+	unsigned int in_flight; /* queries outstanding (0..2) */
+	uint64_t next_refresh;	/* 0: due now */
+	uint64_t last_attempt;	/* start of the last round; 0: never */
+	uint64_t last_success;	/* end of the last round with an answer; 0: never */
+	int last_error;		/* 0, or the resolver's code for the last failure */
 	char last_error_text[96];
 	/* Bookkeeping of the round in progress: */
-	uint32_t round_min_ttl;  /* smallest clamped TTL seen this round; 0: none */
-	bool round_failed;       /* a query of this round failed */
+	uint32_t round_min_ttl; /* smallest clamped TTL seen this round; 0: none */
+	bool round_failed;	/* a query of this round failed */
 };
 
 struct names_table {

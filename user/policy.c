@@ -295,8 +295,9 @@ int policy_from_json(const json_t *object, struct policy *out, char *err, size_t
 	}
 	if (policy_count_names(&p) > POLICY_MAX_NAMES) {
 		/* Each name is resolved (twice per TTL) for as long as the policy lives. */
-		policy_errf(err, err_size, "more than %d host names (POLICY_MAX_NAMES); use CIDRs or "
-				       "wildcards for large sets",
+		policy_errf(err, err_size,
+			    "more than %d host names (POLICY_MAX_NAMES); use CIDRs or "
+			    "wildcards for large sets",
 			    POLICY_MAX_NAMES);
 		ret = -EINVAL;
 		goto cleanup;

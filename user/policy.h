@@ -46,7 +46,7 @@ struct policy_entry {
 
 struct policy {
 	enum policy_mode mode;
-	bool allow_loopback;       /* default true */
+	bool allow_loopback;	   /* default true */
 	bool allow_model_endpoint; /* default true */
 	size_t n_allowed_hosts;
 	struct policy_entry *allowed_hosts;

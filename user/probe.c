@@ -122,8 +122,8 @@ static int probe_udp_connect(const struct in6_addr *addr, uint16_t port, bool as
 		if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)))
 			err = errno;
 	} else {
-		struct sockaddr_in6 sin6 = {.sin6_family = AF_INET6, .sin6_port = htons(port),
-					    .sin6_addr = *addr};
+		struct sockaddr_in6 sin6 = {
+			.sin6_family = AF_INET6, .sin6_port = htons(port), .sin6_addr = *addr};
 
 		fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		if (fd < 0)
@@ -185,8 +185,8 @@ static void probe_child_run(const struct probe_plan *plan, const struct probe_ta
 	for (int i = 0; i < PROBE_COUNT; i++)
 		results[i] = -1; /* not run */
 	if (targets->have_v4) {
-		results[PROBE_UDP4_DENIED] = probe_udp_connect(&targets->v4_mapped, PROBE_PORT,
-							       false);
+		results[PROBE_UDP4_DENIED] =
+			probe_udp_connect(&targets->v4_mapped, PROBE_PORT, false);
 		results[PROBE_UDP_MAPPED_DENIED] =
 			probe_udp_connect(&targets->v4_mapped, PROBE_PORT, true);
 		results[PROBE_SENDTO_DENIED] = probe_udp_sendto(&targets->v4_mapped);
@@ -204,8 +204,8 @@ static void probe_child_run(const struct probe_plan *plan, const struct probe_ta
 	else
 		results[PROBE_PACKET] = probe_socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
 	if (targets->have_allowed)
-		results[PROBE_UDP_ALLOWED] = probe_udp_connect(&targets->allowed,
-							       targets->allowed_port, false);
+		results[PROBE_UDP_ALLOWED] =
+			probe_udp_connect(&targets->allowed, targets->allowed_port, false);
 }
 
 static void probe_child(const struct probe_plan *plan, const struct probe_targets *targets,
@@ -265,8 +265,8 @@ static void probe_evaluate(const struct probe_plan *plan, const struct probe_tar
 		 PROBE_PORT, probe_outcome(results[PROBE_UDP4_DENIED]));
 	snprintf(detail[PROBE_UDP_MAPPED_DENIED], 256, "connect to ::ffff:%s:%d (not allowed): %s",
 		 v4, PROBE_PORT, probe_outcome(results[PROBE_UDP_MAPPED_DENIED]));
-	snprintf(detail[PROBE_SENDTO_DENIED], 256, "sendto %s:%d (not allowed): %s", v4,
-		 PROBE_PORT, probe_outcome(results[PROBE_SENDTO_DENIED]));
+	snprintf(detail[PROBE_SENDTO_DENIED], 256, "sendto %s:%d (not allowed): %s", v4, PROBE_PORT,
+		 probe_outcome(results[PROBE_SENDTO_DENIED]));
 	snprintf(detail[PROBE_UDP6_DENIED], 256, "connect to [%s]:%d (not allowed): %s", v6,
 		 PROBE_PORT, probe_outcome(results[PROBE_UDP6_DENIED]));
 	snprintf(detail[PROBE_RAW4], 256, "socket(AF_INET, SOCK_RAW): %s",
@@ -289,9 +289,9 @@ static void probe_evaluate(const struct probe_plan *plan, const struct probe_tar
 				continue; /* the policy allows nothing: nothing to prove */
 			probe_report(checks, complete, kind, result != EPERM && result != -1,
 				     detail[kind]);
-		} else if (result == -1 && (kind == PROBE_UDP4_DENIED ||
-					    kind == PROBE_UDP_MAPPED_DENIED ||
-					    kind == PROBE_SENDTO_DENIED || kind == PROBE_UDP6_DENIED)) {
+		} else if (result == -1 &&
+			   (kind == PROBE_UDP4_DENIED || kind == PROBE_UDP_MAPPED_DENIED ||
+			    kind == PROBE_SENDTO_DENIED || kind == PROBE_UDP6_DENIED)) {
 			probe_report(checks, complete, kind, true,
 				     "every candidate address is allowed by the policy");
 		} else {
@@ -332,11 +332,10 @@ int probe_run(const struct probe_plan *plan, json_t *checks, bool *complete)
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
 	if (got != (ssize_t)sizeof(results)) {
-		json_array_append_new(checks,
-				      json_pack("{s:s, s:b, s:s}", "name", "probes", "ok", 0,
-						"detail",
-						"the probe process could not join the cgroup or "
-						"namespace, or did not answer in time"));
+		json_array_append_new(
+			checks, json_pack("{s:s, s:b, s:s}", "name", "probes", "ok", 0, "detail",
+					  "the probe process could not join the cgroup or "
+					  "namespace, or did not answer in time"));
 		*complete = false;
 		return 0;
 	}

@@ -17,10 +17,10 @@
 
 struct probe_plan {
 	const char *cgroup_path;
-	int netns_fd;               /* -1: stay in the daemon's namespace */
+	int netns_fd; /* -1: stay in the daemon's namespace */
 	const struct policy *policy;
 	const struct allowset *allowed; /* what the maps hold for the sandbox */
-	bool lsm_available;        /* packet sockets refused per cgroup by the kernel */
+	bool lsm_available;		/* packet sockets refused per cgroup by the kernel */
 };
 
 /* Runs the probes; appends {"name","ok","detail"} checks. Returns 0 or -errno. */

@@ -217,8 +217,8 @@ bool resolver_handle_fd(struct resolver *resolver, int fd, uint32_t events)
 	for (int i = 0; i < resolver->socket_count; i++) {
 		if (resolver->sockets[i] != fd)
 			continue;
-		ares_process_fd(resolver->channel, (events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ? fd
-											: ARES_SOCKET_BAD,
+		ares_process_fd(resolver->channel,
+				(events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ? fd : ARES_SOCKET_BAD,
 				(events & EPOLLOUT) ? fd : ARES_SOCKET_BAD);
 		resolver_arm(resolver);
 		return true;
@@ -335,7 +335,8 @@ void resolver_close(struct resolver *resolver)
 
 /* Calls fn on every name of the policy that resolution covers. */
 static int resolver_policy_names(const struct policy *policy,
-				 int (*fn)(struct resolver *, const char *), struct resolver *resolver)
+				 int (*fn)(struct resolver *, const char *),
+				 struct resolver *resolver)
 {
 	int err;
 

@@ -36,7 +36,7 @@ struct responder_pending {
 	size_t length;
 	struct dns_query parsed;
 	char name[HOSTNAME_MAX_LENGTH + 1]; /* normalised */
-	int udp_fd;                         /* reply on this UDP socket, or -1 */
+	int udp_fd;			    /* reply on this UDP socket, or -1 */
 	struct sockaddr_storage peer;
 	socklen_t peer_length;
 	int tcp_fd; /* or on this TCP connection, or -1 */
@@ -155,10 +155,12 @@ static int responder_bind_all(struct responder *responder, int netns_fd, uint16_
 		responder->udp[RESPONDER_V4] = udp4;
 		responder->listen[RESPONDER_V4] = tcp4;
 		responder->port = port;
-		responder->udp[RESPONDER_V6] = responder_socket(netns_fd, AF_INET6, SOCK_DGRAM, port);
+		responder->udp[RESPONDER_V6] =
+			responder_socket(netns_fd, AF_INET6, SOCK_DGRAM, port);
 		responder->listen[RESPONDER_V6] =
 			responder_socket(netns_fd, AF_INET6, SOCK_STREAM, port);
-		responder->v6 = responder->udp[RESPONDER_V6] >= 0 && responder->listen[RESPONDER_V6] >= 0;
+		responder->v6 =
+			responder->udp[RESPONDER_V6] >= 0 && responder->listen[RESPONDER_V6] >= 0;
 		if (!responder->v6) {
 			/* No [::1] here: IPv6 queries are redirected to ::ffff:127.0.0.1. */
 			if (responder->udp[RESPONDER_V6] >= 0)
@@ -249,8 +251,8 @@ static bool responder_take_token(struct responder *responder)
 {
 	uint64_t now = ctl_monotonic_ms();
 
-	responder->tokens += (double)(now - responder->tokens_at_ms) * RESPONDER_RATE_PER_SECOND /
-			     1000.0;
+	responder->tokens +=
+		(double)(now - responder->tokens_at_ms) * RESPONDER_RATE_PER_SECOND / 1000.0;
 	if (responder->tokens > 2 * RESPONDER_RATE_PER_SECOND)
 		responder->tokens = 2 * RESPONDER_RATE_PER_SECOND;
 	responder->tokens_at_ms = now;
@@ -284,9 +286,9 @@ static void responder_reply_rcode(struct responder_pending *where, const struct 
 {
 	uint8_t reply[DNS_MAX_UDP_REPLY];
 
-	responder_send(where, reply,
-		       dns_reply_rcode(where->query, where->length, parsed, rcode, reply,
-				       sizeof(reply)));
+	responder_send(
+		where, reply,
+		dns_reply_rcode(where->query, where->length, parsed, rcode, reply, sizeof(reply)));
 }
 
 /* The name's addresses that the sandbox's maps now hold: all the reply may say. */
@@ -337,11 +339,11 @@ static void responder_answer(struct responder *responder, struct responder_pendi
 		return;
 	}
 	count = responder_programmed(responder, entry, addrs, ttls);
-	max_size = pending->tcp_fd >= 0 ? DNS_MAX_MESSAGE
-		   : pending->parsed.edns
-			   ? (pending->parsed.udp_size < DNS_MAX_UDP_REPLY ? pending->parsed.udp_size
-									    : DNS_MAX_UDP_REPLY)
-			   : 512;
+	max_size = pending->tcp_fd >= 0	  ? DNS_MAX_MESSAGE
+		   : pending->parsed.edns ? (pending->parsed.udp_size < DNS_MAX_UDP_REPLY
+						     ? pending->parsed.udp_size
+						     : DNS_MAX_UDP_REPLY)
+					  : 512;
 	length = dns_reply_addresses(pending->query, pending->length, &pending->parsed, addrs, ttls,
 				     count, max_size, reply, sizeof(reply));
 	responder->answered++;
@@ -352,8 +354,8 @@ static bool responder_name_ready(struct responder *responder, const char *name)
 {
 	struct names_entry *entry = names_find(resolver_names(responder->context->resolver), name);
 
-	return !entry || (entry->resolved_once && !entry->in_flight &&
-			  !names_due(entry, resolver_now()));
+	return !entry ||
+	       (entry->resolved_once && !entry->in_flight && !names_due(entry, resolver_now()));
 }
 
 static void responder_wait(struct responder *responder, const struct responder_pending *where,
@@ -414,8 +416,8 @@ static void responder_query(struct responder *responder, struct responder_pendin
 	case DNS_DECISION_REFUSED:
 		responder->refused++;
 		log_debug("%s: refused %s (type %u)", sandbox->path, parsed.name, parsed.qtype);
-		events_record_dns_refusal(responder->context->registry->events, sandbox, parsed.name,
-					  parsed.qtype);
+		events_record_dns_refusal(responder->context->registry->events, sandbox,
+					  parsed.name, parsed.qtype);
 		responder_reply_rcode(where, &parsed, DNS_RCODE_REFUSED);
 		return;
 	case DNS_DECISION_NODATA:
@@ -473,8 +475,8 @@ static void responder_udp_read(struct responder *responder, int fd)
 
 	/* A bounded batch per wake-up: other sandboxes get their turn. */
 	for (int n = 0; n < 64; n++) {
-		struct responder_pending where = {.udp_fd = fd, .tcp_fd = -1,
-						  .peer_length = sizeof(where.peer)};
+		struct responder_pending where = {
+			.udp_fd = fd, .tcp_fd = -1, .peer_length = sizeof(where.peer)};
 		ssize_t length = recvfrom(fd, message, sizeof(message), MSG_DONTWAIT,
 					  (struct sockaddr *)&where.peer, &where.peer_length);
 
@@ -562,17 +564,16 @@ json_t *responder_status(const struct responder *responder)
 	json_t *learned = json_array();
 
 	for (size_t i = 0; i < sandbox->learned_count; i++)
-		json_array_append_new(learned,
-				      json_pack("{s:s, s:I}", "name", sandbox->learned[i].name,
-						"last_used", (json_int_t)sandbox->learned[i].last_used));
-	return json_pack("{s:i, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "port",
-			 responder->port, "ipv6", responder->v6, "learned", learned, "queries",
-			 "answered", (json_int_t)responder->answered, "nodata",
-			 (json_int_t)responder->nodata, "refused", (json_int_t)responder->refused,
-			 "failed", (json_int_t)responder->failed, "formerr",
-			 (json_int_t)responder->formerr, "dropped_rate",
-			 (json_int_t)responder->dropped_rate, "dropped_busy",
-			 (json_int_t)responder->dropped_busy);
+		json_array_append_new(
+			learned, json_pack("{s:s, s:I}", "name", sandbox->learned[i].name,
+					   "last_used", (json_int_t)sandbox->learned[i].last_used));
+	return json_pack(
+		"{s:i, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "port", responder->port,
+		"ipv6", responder->v6, "learned", learned, "queries", "answered",
+		(json_int_t)responder->answered, "nodata", (json_int_t)responder->nodata, "refused",
+		(json_int_t)responder->refused, "failed", (json_int_t)responder->failed, "formerr",
+		(json_int_t)responder->formerr, "dropped_rate", (json_int_t)responder->dropped_rate,
+		"dropped_busy", (json_int_t)responder->dropped_busy);
 }
 
 bool responder_has_pending(const struct responder *responder)

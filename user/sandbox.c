@@ -93,8 +93,7 @@ struct sandbox *sandbox_find(struct sandbox_registry *registry, uint64_t cgroup_
 
 static int sandbox_registry_add(struct sandbox_registry *registry, struct sandbox *sandbox)
 {
-	struct sandbox **grown =
-		reallocarray(registry->items, registry->count + 1, sizeof(*grown));
+	struct sandbox **grown = reallocarray(registry->items, registry->count + 1, sizeof(*grown));
 
 	if (!grown)
 		return -ENOMEM;
@@ -159,8 +158,8 @@ int sandbox_state_write(const struct sandbox_registry *registry, const struct sa
 	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
 	snprintf(temporary, sizeof(temporary), "%s.tmp", path);
 	state = json_pack("{s:s, s:s, s:o, s:o}", "cgroup", sandbox->path, "netns",
-			  sandbox->netns_path, "policy", policy_to_json(&sandbox->policy), "learned",
-			  json_array());
+			  sandbox->netns_path, "policy", policy_to_json(&sandbox->policy),
+			  "learned", json_array());
 	if (!state)
 		return -ENOMEM;
 	for (size_t i = 0; i < sandbox->learned_count; i++)
@@ -254,10 +253,11 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 		if (!path_within(sandbox->path, other) && !path_within(other, sandbox->path))
 			continue;
 		err = -EEXIST;
-		sandbox_error_set(error, "nested",
-				  "cgroup %s is nested with attached sandbox %s; nested sandboxes are "
-				  "not supported (a descendant is held to its ancestor's policy)",
-				  sandbox->path, other);
+		sandbox_error_set(
+			error, "nested",
+			"cgroup %s is nested with attached sandbox %s; nested sandboxes are "
+			"not supported (a descendant is held to its ancestor's policy)",
+			sandbox->path, other);
 		goto cleanup;
 	}
 	err = sandbox_policy_copy(policy, &sandbox->policy);

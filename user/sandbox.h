@@ -38,15 +38,15 @@ struct sandbox {
 	int link_fds[LOADER_HOOK_COUNT];
 	time_t since;
 	char netns_path[PATH_MAX]; /* "" when not given: the daemon's namespace */
-	int netns_fd;              /* held open: a /proc/PID/ns/net path dies with PID */
-	json_t *last_verify;       /* the last full verification (with probes), or NULL */
+	int netns_fd;		   /* held open: a /proc/PID/ns/net path dies with PID */
+	json_t *last_verify;	   /* the last full verification (with probes), or NULL */
 	time_t last_verify_at;
-	bool last_check_ok;        /* the periodic attachment and map checks */
+	bool last_check_ok; /* the periodic attachment and map checks */
 	time_t last_check_at;
 	struct responder *responder; /* NULL: no DNS responder (bfbpf run) */
-	uint16_t dns_port;           /* the responder's port, as in the map value */
-	bool dns_v6;                 /* it listens on [::1] too */
-	bool events;                 /* its denials produce events */
+	uint16_t dns_port;	     /* the responder's port, as in the map value */
+	bool dns_v6;		     /* it listens on [::1] too */
+	bool events;		     /* its denials produce events */
 	size_t learned_count;
 	struct sandbox_learned *learned; /* RESPONDER_MAX_LEARNED at most */
 };
@@ -55,11 +55,11 @@ struct resolver;
 
 struct sandbox_registry {
 	struct loader *loader;
-	struct resolver *resolver; /* NULL: names contribute nothing */
+	struct resolver *resolver;     /* NULL: names contribute nothing */
 	struct responder_context *dns; /* NULL: sandboxes get no DNS responder */
-	struct events *events;         /* NULL: no event consumer */
-	bool events_enabled;           /* denials produce ring buffer events */
-	const char *state_dir; /* NULL: no state files (bfbpf run) */
+	struct events *events;	       /* NULL: no event consumer */
+	bool events_enabled;	       /* denials produce ring buffer events */
+	const char *state_dir;	       /* NULL: no state files (bfbpf run) */
 	size_t count;
 	struct sandbox **items;
 };

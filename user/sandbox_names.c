@@ -41,17 +41,16 @@ static int sandbox_add_name(const struct sandbox_registry *registry,
 }
 
 /* A learned name's addresses, under every entry that allows the name (with its port). */
-static int sandbox_add_learned(const struct sandbox_registry *registry,
-			       const struct policy *policy, const char *name,
-			       const struct allowset *literals, struct allowset *set)
+static int sandbox_add_learned(const struct sandbox_registry *registry, const struct policy *policy,
+			       const char *name, const struct allowset *literals,
+			       struct allowset *set)
 {
 	struct policy_entry as_entry = {.kind = POLICY_ENTRY_HOSTNAME};
 	int err = 0;
 
 	snprintf(as_entry.name, sizeof(as_entry.name), "%s", name);
-	for (size_t i = 0; !err && policy->mode == POLICY_MODE_ALLOWLIST &&
-			   i < policy->n_allowed_hosts;
-	     i++) {
+	for (size_t i = 0;
+	     !err && policy->mode == POLICY_MODE_ALLOWLIST && i < policy->n_allowed_hosts; i++) {
 		const struct policy_entry *entry = &policy->allowed_hosts[i];
 
 		if (entry->kind == POLICY_ENTRY_ADDRESS || !hostmatch_entry(entry, name))
@@ -122,7 +121,6 @@ cleanup:
 	return err;
 }
 
-
 static json_t *sandbox_time_json(uint64_t seconds)
 {
 	return seconds ? json_integer((json_int_t)seconds) : json_null();
@@ -153,7 +151,8 @@ static json_t *sandbox_name_json(struct sandbox_registry *registry,
 			 "role", filtered ? "allowed_host" : "model_endpoint", "addresses",
 			 addresses, "filtered", dropped, "resolved", name && name->resolved_once,
 			 "truncated", name && name->truncated, "last_error",
-			 name && name->last_error ? json_string(name->last_error_text) : json_null(),
+			 name && name->last_error ? json_string(name->last_error_text)
+						  : json_null(),
 			 "last_success", sandbox_time_json(name ? name->last_success : 0),
 			 "last_attempt", sandbox_time_json(name ? name->last_attempt : 0),
 			 "next_refresh", sandbox_time_json(name ? name->next_refresh : 0));
@@ -169,9 +168,9 @@ json_t *sandbox_names_to_json(struct sandbox_registry *registry, const struct sa
 	for (size_t i = 0; policy->mode == POLICY_MODE_ALLOWLIST && i < policy->n_allowed_hosts;
 	     i++)
 		if (resolver_policy_entry_is_name(&policy->allowed_hosts[i]))
-			json_array_append_new(list, sandbox_name_json(registry,
-								      &policy->allowed_hosts[i],
-								      true, &literals));
+			json_array_append_new(list,
+					      sandbox_name_json(registry, &policy->allowed_hosts[i],
+								true, &literals));
 	for (size_t i = 0; policy->mode != POLICY_MODE_PUBLIC && policy->allow_model_endpoint &&
 			   i < policy->n_model_endpoints;
 	     i++)
@@ -189,9 +188,8 @@ json_t *sandbox_names_unresolved(struct sandbox_registry *registry, const struct
 	json_t *names = sandbox_names_to_json(registry, sandbox), *item, *unresolved = json_array();
 	size_t i;
 
-	json_array_foreach(names, i, item)
-		if (!json_array_size(json_object_get(item, "addresses")))
-			json_array_append(unresolved, json_object_get(item, "name"));
+	json_array_foreach(names, i, item) if (!json_array_size(json_object_get(item, "addresses")))
+		json_array_append(unresolved, json_object_get(item, "name"));
 	json_decref(names);
 	return unresolved;
 }
@@ -224,8 +222,8 @@ int sandbox_learn(struct sandbox_registry *registry, struct sandbox *sandbox, co
 		names_unref(resolver_names(registry->resolver), sandbox->learned[oldest].name);
 		sandbox->learned[oldest] = sandbox->learned[--sandbox->learned_count];
 	}
-	snprintf(sandbox->learned[sandbox->learned_count].name,
-		 sizeof(sandbox->learned[0].name), "%s", name);
+	snprintf(sandbox->learned[sandbox->learned_count].name, sizeof(sandbox->learned[0].name),
+		 "%s", name);
 	sandbox->learned[sandbox->learned_count++].last_used = time(NULL);
 	*added = true;
 	return 0;
@@ -245,9 +243,10 @@ void sandbox_learned_prune(struct sandbox_registry *registry, struct sandbox *sa
 		for (size_t j = 0; !allowed && sandbox->policy.allow_model_endpoint &&
 				   j < sandbox->policy.n_model_endpoints;
 		     j++)
-			allowed = sandbox->policy.model_endpoints[j].kind == POLICY_ENTRY_HOSTNAME &&
-				  !strcmp(sandbox->policy.model_endpoints[j].name,
-					  sandbox->learned[i].name);
+			allowed =
+				sandbox->policy.model_endpoints[j].kind == POLICY_ENTRY_HOSTNAME &&
+				!strcmp(sandbox->policy.model_endpoints[j].name,
+					sandbox->learned[i].name);
 		if (allowed) {
 			sandbox->learned[kept++] = sandbox->learned[i];
 			continue;

@@ -19,8 +19,8 @@
 static void verify_check_add(json_t *checks, bool *complete, const char *name, bool ok,
 			     const char *detail)
 {
-	json_array_append_new(checks, json_pack("{s:s, s:b, s:s}", "name", name, "ok", ok,
-						"detail", detail));
+	json_array_append_new(
+		checks, json_pack("{s:s, s:b, s:s}", "name", name, "ok", ok, "detail", detail));
 	if (!ok)
 		*complete = false;
 }
@@ -146,8 +146,7 @@ static void verify_entries(struct sandbox_registry *registry,
 			 missing.count, extra.count);
 	} else {
 		ok = true;
-		snprintf(detail, sizeof(detail), "%zu entries, as the policy resolves",
-			 held.count);
+		snprintf(detail, sizeof(detail), "%zu entries, as the policy resolves", held.count);
 	}
 	verify_check_add(checks, complete, "maps", ok, detail);
 	allowset_free(&held);
@@ -217,8 +216,8 @@ static int verify_find_net_raw(const char *cgroup, int depth, int *pid_out)
  * programs, ours refuses them; elsewhere only the absence of CAP_NET_RAW
  * in every process of the sandbox does, so that is what is checked.
  */
-static void verify_packet_sockets(struct sandbox_registry *registry,
-				  const struct sandbox *sandbox, json_t *checks, bool *complete)
+static void verify_packet_sockets(struct sandbox_registry *registry, const struct sandbox *sandbox,
+				  json_t *checks, bool *complete)
 {
 	char detail[256];
 	int pid = 0, found;
@@ -229,10 +228,11 @@ static void verify_packet_sockets(struct sandbox_registry *registry,
 		return;
 	found = verify_find_net_raw(sandbox->path, 0, &pid);
 	if (found > 0)
-		snprintf(detail, sizeof(detail),
-			 "process %d holds CAP_NET_RAW and this kernel cannot refuse packet sockets "
-			 "per cgroup (no BPF LSM); drop CAP_NET_RAW from the sandbox",
-			 pid);
+		snprintf(
+			detail, sizeof(detail),
+			"process %d holds CAP_NET_RAW and this kernel cannot refuse packet sockets "
+			"per cgroup (no BPF LSM); drop CAP_NET_RAW from the sandbox",
+			pid);
 	else if (found < 0)
 		snprintf(detail, sizeof(detail), "cannot list the processes of the cgroup: %s",
 			 strerror(-found));
@@ -256,7 +256,8 @@ static void verify_probes(struct sandbox_registry *registry, const struct sandbo
 	char detail[PATH_MAX + 64];
 
 	if (sandbox->netns_path[0] && sandbox->netns_fd < 0) {
-		snprintf(detail, sizeof(detail), "network namespace %s is gone", sandbox->netns_path);
+		snprintf(detail, sizeof(detail), "network namespace %s is gone",
+			 sandbox->netns_path);
 		verify_check_add(checks, complete, "probes", false, detail);
 		return;
 	}

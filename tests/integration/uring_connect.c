@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
-	struct __kernel_timespec ts = { .tv_sec = 5 };
+	struct __kernel_timespec ts = {.tv_sec = 5};
 	int fd, ret, res;
 
 	if (argc != 3) {
@@ -63,7 +63,8 @@ int main(int argc, char **argv)
 	io_uring_submit(&ring);
 	ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
 	if (ret < 0) {
-		printf("uring_connect %s port %s: error: wait: %s\n", argv[1], argv[2], strerror(-ret));
+		printf("uring_connect %s port %s: error: wait: %s\n", argv[1], argv[2],
+		       strerror(-ret));
 		return 2;
 	}
 	res = cqe->res;

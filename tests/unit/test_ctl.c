@@ -46,9 +46,9 @@ static void test_valid_requests(void **state)
 	assert_null(request.cgroup);
 	ctl_request_free(&request);
 
-	assert_int_equal(ctl_request_parse("{\"op\":\"verify\",\"cgroup\":\"sb\"}", 29, &request,
-					   &error),
-			 0);
+	assert_int_equal(
+		ctl_request_parse("{\"op\":\"verify\",\"cgroup\":\"sb\"}", 29, &request, &error),
+		0);
 	assert_int_equal(request.op, CTL_OP_VERIFY);
 	assert_false(request.has_policy);
 	assert_int_equal(request.max_age, -1);
@@ -146,9 +146,9 @@ static void test_reply_error_shape(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_valid_requests),  cmocka_unit_test(test_bad_json),
-		cmocka_unit_test(test_bad_shapes),      cmocka_unit_test(test_invalid_policy),
-		cmocka_unit_test(test_too_large),       cmocka_unit_test(test_reply_error_shape),
+		cmocka_unit_test(test_valid_requests), cmocka_unit_test(test_bad_json),
+		cmocka_unit_test(test_bad_shapes),     cmocka_unit_test(test_invalid_policy),
+		cmocka_unit_test(test_too_large),      cmocka_unit_test(test_reply_error_shape),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);
