@@ -17,6 +17,7 @@
 #include "resolver.h"
 #include "responder.h"
 #include "sandbox.h"
+#include "sandbox_internal.h"
 
 static void sandbox_error_set(struct sandbox_error *error, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -91,7 +92,7 @@ struct sandbox *sandbox_find(struct sandbox_registry *registry, uint64_t cgroup_
 	return NULL;
 }
 
-static int sandbox_registry_add(struct sandbox_registry *registry, struct sandbox *sandbox)
+int sandbox_registry_add(struct sandbox_registry *registry, struct sandbox *sandbox)
 {
 	struct sandbox **grown = reallocarray(registry->items, registry->count + 1, sizeof(*grown));
 
@@ -112,7 +113,7 @@ static void sandbox_registry_remove(struct sandbox_registry *registry, struct sa
 	}
 }
 
-static struct sandbox *sandbox_new(void)
+struct sandbox *sandbox_new(void)
 {
 	struct sandbox *sandbox = calloc(1, sizeof(*sandbox));
 
@@ -124,7 +125,7 @@ static struct sandbox *sandbox_new(void)
 	return sandbox;
 }
 
-static void sandbox_free(struct sandbox *sandbox)
+void sandbox_free(struct sandbox *sandbox)
 {
 	if (!sandbox)
 		return;
@@ -140,50 +141,6 @@ static void sandbox_free(struct sandbox *sandbox)
 	free(sandbox);
 }
 
-static void sandbox_state_path(const struct sandbox_registry *registry, uint64_t cgroup_id,
-			       char *out, size_t size)
-{
-	snprintf(out, size, "%s/%" PRIu64 ".json", registry->state_dir, cgroup_id);
-}
-
-/* Atomic (write then rename): a crash leaves the old state or the new, never half. */
-int sandbox_state_write(const struct sandbox_registry *registry, const struct sandbox *sandbox)
-{
-	char path[PATH_MAX], temporary[PATH_MAX + 8];
-	json_t *state;
-	int err = 0;
-
-	if (!registry->state_dir)
-		return 0;
-	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
-	snprintf(temporary, sizeof(temporary), "%s.tmp", path);
-	state = json_pack("{s:s, s:s, s:o, s:o}", "cgroup", sandbox->path, "netns",
-			  sandbox->netns_path, "policy", policy_to_json(&sandbox->policy),
-			  "learned", json_array());
-	if (!state)
-		return -ENOMEM;
-	for (size_t i = 0; i < sandbox->learned_count; i++)
-		json_array_append_new(json_object_get(state, "learned"),
-				      json_string(sandbox->learned[i].name));
-	if (json_dump_file(state, temporary, JSON_COMPACT | JSON_SORT_KEYS) ||
-	    rename(temporary, path))
-		err = -errno ? -errno : -EIO;
-	json_decref(state);
-	if (err)
-		log_error("writing state %s: %s", path, strerror(-err));
-	return err;
-}
-
-static void sandbox_state_remove(const struct sandbox_registry *registry, uint64_t cgroup_id)
-{
-	char path[PATH_MAX];
-
-	if (!registry->state_dir)
-		return;
-	sandbox_state_path(registry, cgroup_id, path, sizeof(path));
-	unlink(path);
-}
-
 static bool path_within(const char *inner, const char *outer)
 {
 	size_t length = strlen(outer);
@@ -192,7 +149,7 @@ static bool path_within(const char *inner, const char *outer)
 }
 
 /* The sandbox's network namespace, held open for the probes (and the DNS responder). */
-static int sandbox_netns_open(struct sandbox *sandbox, const char *netns)
+int sandbox_netns_open(struct sandbox *sandbox, const char *netns)
 {
 	int fd = open(netns, O_RDONLY | O_CLOEXEC);
 
@@ -481,175 +438,6 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 	sandbox_registry_remove(registry, sandbox);
 	sandbox_free(sandbox);
 	return 0;
-}
-
-/* The state file of an adopted sandbox: its path and policy. */
-static int sandbox_state_read(struct sandbox_registry *registry, struct sandbox *sandbox)
-{
-	char path[PATH_MAX], err_text[256];
-	json_error_t json_error;
-	json_t *state, *policy, *item;
-	const char *cgroup, *netns;
-	int err = -EINVAL;
-	size_t i;
-
-	if (!registry->state_dir)
-		return -ENOENT;
-	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
-	state = json_load_file(path, 0, &json_error);
-	if (!state)
-		return -ENOENT;
-	if (json_unpack(state, "{s:s, s:o}", "cgroup", &cgroup, "policy", &policy))
-		goto cleanup;
-	snprintf(sandbox->path, sizeof(sandbox->path), "%s", cgroup);
-	netns = json_string_value(json_object_get(state, "netns"));
-	if (netns && netns[0] && sandbox_netns_open(sandbox, netns)) {
-		/* Kept by name: verify reports it gone rather than probing elsewhere. */
-		snprintf(sandbox->netns_path, sizeof(sandbox->netns_path), "%s", netns);
-		log_warn("sandbox %s: its network namespace %s is gone", cgroup, netns);
-	}
-	err = policy_from_json(policy, &sandbox->policy, err_text, sizeof(err_text));
-	if (err)
-		goto cleanup;
-	sandbox->policy_known = true;
-	json_array_foreach(json_object_get(state, "learned"), i, item)
-	{
-		bool added;
-
-		/* The maps still hold their addresses: keep them until they are re-resolved. */
-		if (registry->resolver && json_is_string(item) &&
-		    sandbox_learn(registry, sandbox, json_string_value(item), &added))
-			log_warn("%s: cannot keep the learned name %s", cgroup,
-				 json_string_value(item));
-	}
-cleanup:
-	json_decref(state);
-	return err;
-}
-
-/* The responder comes back on its old port if it can (sandboxes keep using it). */
-static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sandbox *sandbox,
-				    const struct bfbpf_sandbox *value)
-{
-	struct bfbpf_sandbox fresh;
-
-	sandbox->events = registry->events_enabled;
-	if (loader_stats_create(registry->loader, sandbox->cgroup_id))
-		log_warn("%s: cannot make its counters", sandbox->path);
-	if (!registry->dns || !sandbox->policy_known)
-		return;
-	if (sandbox->netns_path[0] && sandbox->netns_fd < 0) {
-		log_warn("%s: its network namespace is gone; no DNS responder", sandbox->path);
-	} else if (responder_open(registry->dns, sandbox, sandbox->netns_fd, value->dns_port,
-				  &sandbox->responder)) {
-		log_error("%s: cannot restart its DNS responder; its DNS queries fail",
-			  sandbox->path);
-	} else {
-		sandbox->dns_port = responder_port(sandbox->responder);
-		sandbox->dns_v6 = responder_has_v6(sandbox->responder);
-	}
-	sandbox_value(sandbox, &sandbox->policy, sandbox->generation, &fresh);
-	if ((fresh.dns_port != value->dns_port || fresh.flags != value->flags) &&
-	    loader_sandbox_set(registry->loader, sandbox->cgroup_id, &fresh))
-		log_error("%s: cannot record its responder's new port", sandbox->path);
-}
-
-static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_id)
-{
-	struct sandbox *sandbox = sandbox_new();
-	struct bfbpf_sandbox value;
-	int err;
-
-	if (!sandbox)
-		return -ENOMEM;
-	sandbox->cgroup_id = cgroup_id;
-	err = loader_sandbox_get(registry->loader, cgroup_id, &value);
-	if (err)
-		goto cleanup;
-	sandbox->generation = value.generation;
-	sandbox->digest = value.digest;
-	if (loader_links_open(registry->loader, cgroup_id, sandbox->link_fds))
-		log_warn("sandbox %" PRIu64 ": some links are not pinned; verify will say which",
-			 cgroup_id);
-	if (sandbox_state_read(registry, sandbox) ||
-	    policy_digest(&sandbox->policy) != value.digest) {
-		if (sandbox->policy_known)
-			policy_free(&sandbox->policy);
-		sandbox->policy_known = false;
-		log_warn("sandbox %" PRIu64 ": its policy state is lost or stale; it keeps "
-			 "enforcing what the maps hold until updated",
-			 cgroup_id);
-	}
-	/* What the maps hold is what update must later remove. */
-	err = loader_entries_read(registry->loader, value.generation, &sandbox->applied);
-	if (err)
-		goto cleanup;
-	sandbox->since = time(NULL);
-	/* Its names resolve afresh; the maps keep their addresses until they have answered. */
-	if (registry->resolver && sandbox->policy_known &&
-	    resolver_policy_ref(registry->resolver, &sandbox->policy))
-		log_warn("sandbox %" PRIu64 ": cannot track its names", cgroup_id);
-	sandbox_adopt_responder(registry, sandbox, &value);
-	err = sandbox_registry_add(registry, sandbox);
-	if (err)
-		goto cleanup;
-	log_info("re-adopted %s (cgroup id %" PRIu64 ", generation %u)",
-		 sandbox->path[0] ? sandbox->path : "(unknown path)", cgroup_id, value.generation);
-	return 0;
-cleanup:
-	sandbox_free(sandbox);
-	return err;
-}
-
-int sandbox_registry_adopt(struct sandbox_registry *registry)
-{
-	uint64_t *ids = NULL;
-	size_t count = 0;
-	int err;
-
-	err = loader_sandbox_list(registry->loader, &ids, &count);
-	if (err)
-		return err;
-	for (size_t i = 0; i < count; i++) {
-		err = sandbox_adopt_one(registry, ids[i]);
-		if (err) {
-			log_error("cannot re-adopt sandbox %" PRIu64 ": %s", ids[i],
-				  strerror(-err));
-			goto cleanup;
-		}
-	}
-	err = loader_entries_collect_garbage(registry->loader);
-	sandbox_registry_reap(registry);
-cleanup:
-	free(ids);
-	return err;
-}
-
-static bool sandbox_cgroup_gone(const struct sandbox *sandbox)
-{
-	uint64_t id;
-
-	if (!sandbox->path[0])
-		return false; /* unknown path: keep it, an operator can detach it */
-	return cgroup_id_of_path(sandbox->path, &id) == -ENOENT ||
-	       (cgroup_id_of_path(sandbox->path, &id) == 0 && id != sandbox->cgroup_id);
-}
-
-int sandbox_registry_reap(struct sandbox_registry *registry)
-{
-	struct sandbox_error error;
-	int reaped = 0;
-
-	for (size_t i = registry->count; i-- > 0;) {
-		struct sandbox *sandbox = registry->items[i];
-
-		if (!sandbox_cgroup_gone(sandbox))
-			continue;
-		log_info("cgroup %s was removed; forgetting its sandbox", sandbox->path);
-		if (!sandbox_detach(registry, sandbox, &error))
-			reaped++;
-	}
-	return reaped;
 }
 
 void sandbox_registry_free(struct sandbox_registry *registry)

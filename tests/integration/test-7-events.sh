@@ -4,7 +4,7 @@
 # the host; the kernel's rate limit holds; counters match the attempts;
 # log --follow sees events as they happen; metrics in Prometheus text.
 
-ALL_TESTS+=(events_denials events_named_host events_rate_limit events_follow_and_metrics)
+ALL_TESTS+=(events_denials events_named_host events_rate_limit events_follow_and_metrics metrics_http)
 
 # events_json FILE [ARGS...]: `bfbpf log --json` (one object per line) into FILE.
 events_json() {
@@ -149,4 +149,24 @@ test_events_follow_and_metrics() {
 	grep -q "^bfbpf_verdicts_total{cgroup=\"$CG\",hook=\"connect4\",verdict=\"allow\"} 1$" "$CASEDIR/metrics.txt" ||
 		fail "the allow counter"
 	grep -q '^# TYPE bfbpf_verdicts_total counter$' "$CASEDIR/metrics.txt" || fail "metric types"
+}
+
+test_metrics_http() {
+	local port=$((20000 + RANDOM % 30000))
+	defer "rm -rf '$PINS'"
+	bf daemon --socket "$SOCK" --bpffs "$PINS" --metrics-listen "127.0.0.1:$port" \
+		>>"$CASEDIR/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	defer "daemon_stop $DAEMON_PID"
+	defer "detach_all"
+	daemon_wait
+	attach "$CG" --mode no-network
+	curl -sS --max-time 5 "http://127.0.0.1:$port/metrics" >"$CASEDIR/scrape.txt" || fail "scrape"
+	head -5 "$CASEDIR/scrape.txt"
+	grep -q "^bfbpf_sandboxes 1$" "$CASEDIR/scrape.txt" || fail "bfbpf_sandboxes"
+	grep -q "^bfbpf_lockdown_ok{cgroup=\"$CG\"} 1$" "$CASEDIR/scrape.txt" || fail "lockdown gauge"
+	log "a bad --metrics-listen address stops the daemon at start with a clear error"
+	expect_status 1 bf daemon --socket "$CASEDIR/other.sock" --bpffs "$PINS-other" --metrics-listen nonsense
+	grep -q "metrics-listen nonsense" "$CASEDIR/last.err" || fail "the error does not name the flag"
+	rm -rf "$PINS-other"
 }

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What sandbox.c and sandbox_state.c share; not for other modules. */
+#ifndef BFBPF_SANDBOX_INTERNAL_H
+#define BFBPF_SANDBOX_INTERNAL_H
+
+#include "sandbox.h"
+
+struct sandbox *sandbox_new(void);
+void sandbox_free(struct sandbox *sandbox);
+int sandbox_registry_add(struct sandbox_registry *registry, struct sandbox *sandbox);
+int sandbox_netns_open(struct sandbox *sandbox, const char *netns);
+void sandbox_state_remove(const struct sandbox_registry *registry, uint64_t cgroup_id);
+
+#endif /* BFBPF_SANDBOX_INTERNAL_H */
