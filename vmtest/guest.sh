@@ -35,9 +35,20 @@ must_mount sysfs sysfs /sys
 mountpoint -q /dev || must_mount devtmpfs devtmpfs /dev
 must_mount devpts devpts /dev/pts "newinstance,ptmxmode=0666,mode=0620"
 must_mount tmpfs tmpfs /dev/shm "mode=1777"
+# A repository under /tmp, /var/tmp or /run (a CI clone) is carried across the fresh
+# tmpfs mounts below: bound aside first, moved back after.
+carry_repo=
+case "$VMTEST_REPO" in
+/tmp/* | /var/tmp/* | /run/*)
+	mkdir -p /mnt/vmtest-repo && mount --bind "$VMTEST_REPO" /mnt/vmtest-repo && carry_repo=1 ;;
+esac
 must_mount tmpfs tmpfs /tmp "mode=1777"
 must_mount tmpfs tmpfs /var/tmp "mode=1777"
 must_mount tmpfs tmpfs /run "mode=0755"
+if [ -n "$carry_repo" ]; then
+	mkdir -p "$VMTEST_REPO" && mount --move /mnt/vmtest-repo "$VMTEST_REPO" ||
+		{ log "FATAL: cannot carry $VMTEST_REPO into the guest"; exit 1; }
+fi
 mkdir -p /run/lock /run/netns
 must_mount cgroup2 cgroup2 /sys/fs/cgroup "nsdelegate"
 must_mount bpf bpffs /sys/fs/bpf "mode=0700"

@@ -90,9 +90,13 @@ if [ -z "$SUITE" ]; then
 fi
 [ -f "$SUITE" ] || [ "$MODE" = shell ] || die "no suite file at $SUITE"
 [ -d "$(dirname "$SUITE")" ] && SUITE=$(cd "$(dirname "$SUITE")" && pwd -P)/$(basename "$SUITE")
+# The guest mounts fresh filesystems on /tmp, /var/tmp and /run but carries the
+# repository across (guest.sh), so a checkout there (a CI clone in /tmp) works;
+# a suite elsewhere in those places, or in /dev, /proc or /sys, would vanish.
 case "$SUITE" in
+"$REPO"/*) ;;
 /tmp/* | /var/tmp/* | /run/* | /dev/* | /proc/* | /sys/*)
-	die "the guest mounts fresh filesystems on /tmp, /var/tmp, /run, /dev, /proc and /sys, so it cannot see $SUITE: put the suite elsewhere (e.g. in the repository)" ;;
+	die "the guest mounts fresh filesystems on /tmp, /var/tmp, /run, /dev, /proc and /sys, so it cannot see $SUITE: put the suite in the repository" ;;
 esac
 
 need() { command -v "$1" >/dev/null 2>&1 || die "'$1' not found: install $2 (make deps installs it)"; }
