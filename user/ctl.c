@@ -244,11 +244,13 @@ void ctl_pending_clear(struct ctl_pending *pending)
 
 /* Completes an attach/update reply: the generation now in force and the names without addresses. */
 static json_t *ctl_reply_finish(struct sandbox_registry *registry, struct sandbox *sandbox,
-				json_t *reply)
+				json_t *reply, bool waited)
 {
 	char digest[17];
 
-	sandbox_refresh(registry, sandbox);
+	/* Names that answered while the reply waited are programmed before it goes. */
+	if (waited)
+		sandbox_refresh(registry, sandbox);
 	sandbox_digest_format(sandbox->digest, digest);
 	json_object_set_new(reply, "generation", json_integer(sandbox->generation));
 	json_object_set_new(reply, "digest", json_string(digest));
@@ -274,7 +276,7 @@ json_t *ctl_pending_poll(struct sandbox_registry *registry, struct ctl_pending *
 	}
 	if (!sandbox_names_settled(registry, sandbox) && ctl_monotonic_ms() < pending->deadline_ms)
 		return NULL;
-	reply = ctl_reply_finish(registry, sandbox, pending->reply);
+	reply = ctl_reply_finish(registry, sandbox, pending->reply, true);
 	pending->reply = NULL;
 	ctl_pending_clear(pending);
 	return reply;
@@ -361,7 +363,7 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 		pending->deadline_ms = ctl_monotonic_ms() + RESOLVER_SETTLE_TIMEOUT_MS;
 		return NULL;
 	}
-	return ctl_reply_finish(registry, sandbox, reply);
+	return ctl_reply_finish(registry, sandbox, reply, false);
 }
 
 json_t *ctl_handle_line(struct sandbox_registry *registry, const char *line, size_t length,

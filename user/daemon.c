@@ -328,6 +328,8 @@ static void daemon_after_events(struct daemon *daemon)
 	for (size_t i = 0; i < daemon->registry.count; i++)
 		if (daemon->registry.items[i]->responder)
 			responder_poll(daemon->registry.items[i]->responder);
+	/* Replies are out: now the entries of replaced generations go. */
+	sandbox_registry_collect(&daemon->registry);
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
 		struct daemon_client *client = &daemon->clients[i];
 		json_t *reply;

@@ -66,71 +66,116 @@ static void loader_prefix_key(struct bfbpf_prefix_key *key, uint32_t generation,
 	memcpy(key->addr, entry->addr, sizeof(key->addr));
 }
 
-/* Exact entries in one batch syscall where the kernel supports it (hash maps, 5.6+). */
-static int loader_exact_write_batch(int fd, uint32_t generation, const struct allowset *set,
-				    size_t *written)
+/* The keys of a set's entries for one of the two maps, laid out for batch syscalls. */
+struct loader_keys {
+	size_t count, key_size;
+	void *keys;
+	struct bfbpf_allow_value *values;
+};
+
+static int loader_keys_build(uint32_t generation, const struct allowset *set, bool exact,
+			     struct loader_keys *out)
 {
-	struct bfbpf_exact_key *keys = NULL;
-	struct bfbpf_allow_value *values = NULL;
-	size_t count = 0;
-	__u32 batch;
+	size_t key_size = exact ? sizeof(struct bfbpf_exact_key) : sizeof(struct bfbpf_prefix_key);
+
+	memset(out, 0, sizeof(*out));
+	out->key_size = key_size;
+	out->keys = calloc(set->count ? set->count : 1, key_size);
+	out->values = calloc(set->count ? set->count : 1, sizeof(*out->values));
+	if (!out->keys || !out->values)
+		return -ENOMEM;
+	for (size_t i = 0; i < set->count; i++) {
+		void *key = (char *)out->keys + out->count * key_size;
+
+		if ((set->entries[i].prefix_len == 128) != exact)
+			continue;
+		if (exact)
+			loader_exact_key(key, generation, &set->entries[i]);
+		else
+			loader_prefix_key(key, generation, &set->entries[i]);
+		out->values[out->count++].present = 1;
+	}
+	return 0;
+}
+
+static void loader_keys_free(struct loader_keys *keys)
+{
+	free(keys->keys);
+	free(keys->values);
+}
+
+/* Kernels (and map types) without batch support say so with one of these. */
+static bool loader_batch_unsupported(int err)
+{
+	return err == EINVAL || err == EOPNOTSUPP || err == 524 /* ENOTSUPP */;
+}
+
+/*
+ * One batch syscall where the kernel has it (hash maps since 5.6; an update
+ * of 10,000 entries is then a few milliseconds), element by element for the
+ * rest or where it has not.
+ */
+static int loader_keys_update(int fd, const struct loader_keys *keys)
+{
+	__u32 done = (__u32)keys->count;
+
+	if (!keys->count)
+		return 0;
+	if (!bpf_map_update_batch(fd, keys->keys, keys->values, &done, NULL))
+		return 0;
+	if (!loader_batch_unsupported(errno) || done > keys->count)
+		return -errno;
+	for (size_t i = done; i < keys->count; i++)
+		if (bpf_map_update_elem(fd, (char *)keys->keys + i * keys->key_size, &keys->values[i],
+					BPF_ANY))
+			return -errno;
+	return 0;
+}
+
+/* Missing keys are not an error: a delete after a failed write may find some absent. */
+static int loader_keys_delete(int fd, const struct loader_keys *keys)
+{
+	__u32 done = (__u32)keys->count;
 	int err = 0;
 
-	*written = 0;
-	keys = calloc(set->count ? set->count : 1, sizeof(*keys));
-	values = calloc(set->count ? set->count : 1, sizeof(*values));
-	if (!keys || !values) {
-		err = -ENOMEM;
-		goto cleanup;
+	if (!keys->count)
+		return 0;
+	if (!bpf_map_delete_batch(fd, keys->keys, &done, NULL))
+		return 0;
+	/* The batch stops at the first absent key (ENOENT): the rest one by one. */
+	if (done > keys->count)
+		done = 0;
+	for (size_t i = done; i < keys->count; i++)
+		if (bpf_map_delete_elem(fd, (char *)keys->keys + i * keys->key_size) &&
+		    errno != ENOENT)
+			err = -errno;
+	return err;
+}
+
+static int loader_entries_apply(struct loader *loader, uint32_t generation,
+				const struct allowset *set, bool write)
+{
+	const int fds[2] = {bpf_map__fd(loader->skel->maps.allow_exact),
+			    bpf_map__fd(loader->skel->maps.allow_prefix)};
+	struct loader_keys keys;
+	int err = 0;
+
+	for (int map = 0; map < 2 && !err; map++) {
+		err = loader_keys_build(generation, set, map == 0, &keys);
+		if (!err)
+			err = write ? loader_keys_update(fds[map], &keys)
+				    : loader_keys_delete(fds[map], &keys);
+		loader_keys_free(&keys);
 	}
-	for (size_t i = 0; i < set->count; i++) {
-		if (set->entries[i].prefix_len != 128)
-			continue;
-		loader_exact_key(&keys[count], generation, &set->entries[i]);
-		values[count++].present = 1;
-	}
-	batch = count;
-	if (count && bpf_map_update_batch(fd, keys, values, &batch, NULL))
-		err = -errno;
-	*written = batch;
-cleanup:
-	free(keys);
-	free(values);
 	return err;
 }
 
 int loader_entries_write(struct loader *loader, uint32_t generation, const struct allowset *set)
 {
-	int exact = bpf_map__fd(loader->skel->maps.allow_exact);
-	int prefix = bpf_map__fd(loader->skel->maps.allow_prefix);
-	struct bfbpf_allow_value value = {.present = 1};
-	size_t batched = 0;
-	int err;
+	int err = loader_entries_apply(loader, generation, set, true);
 
-	err = loader_exact_write_batch(exact, generation, set, &batched);
-	if (err && err != -EINVAL && err != -EOPNOTSUPP && err != -524 /* ENOTSUPP */)
-		goto cleanup;
-	for (size_t i = 0; i < set->count; i++) {
-		const struct allowset_entry *entry = &set->entries[i];
-		struct bfbpf_exact_key exact_key;
-		struct bfbpf_prefix_key prefix_key;
-
-		if (entry->prefix_len == 128) {
-			if (!err)
-				continue; /* written by the batch */
-			loader_exact_key(&exact_key, generation, entry);
-			if (bpf_map_update_elem(exact, &exact_key, &value, BPF_ANY))
-				goto write_failed;
-		} else {
-			loader_prefix_key(&prefix_key, generation, entry);
-			if (bpf_map_update_elem(prefix, &prefix_key, &value, BPF_ANY))
-				goto write_failed;
-		}
-	}
-	return 0;
-write_failed:
-	err = -errno;
-cleanup:
+	if (!err)
+		return 0;
 	log_error("writing %zu allow entries of generation %u: %s%s", set->count, generation,
 		  strerror(-err), err == -E2BIG ? " (the allow maps are full)" : "");
 	loader_entries_delete(loader, generation, set);
@@ -139,27 +184,7 @@ cleanup:
 
 int loader_entries_delete(struct loader *loader, uint32_t generation, const struct allowset *set)
 {
-	int exact = bpf_map__fd(loader->skel->maps.allow_exact);
-	int prefix = bpf_map__fd(loader->skel->maps.allow_prefix);
-	int err = 0;
-
-	for (size_t i = 0; i < set->count; i++) {
-		const struct allowset_entry *entry = &set->entries[i];
-		struct bfbpf_exact_key exact_key;
-		struct bfbpf_prefix_key prefix_key;
-		int result;
-
-		if (entry->prefix_len == 128) {
-			loader_exact_key(&exact_key, generation, entry);
-			result = bpf_map_delete_elem(exact, &exact_key);
-		} else {
-			loader_prefix_key(&prefix_key, generation, entry);
-			result = bpf_map_delete_elem(prefix, &prefix_key);
-		}
-		if (result && errno != ENOENT)
-			err = -errno;
-	}
-	return err;
+	return loader_entries_apply(loader, generation, set, false);
 }
 
 struct loader_snapshot_item {

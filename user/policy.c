@@ -471,16 +471,14 @@ json_t *policy_to_json(const struct policy *policy)
 	return o;
 }
 
-uint64_t policy_digest(const struct policy *policy)
+uint64_t policy_digest_of(const json_t *canonical)
 {
 	uint64_t h = POLICY_FNV_OFFSET;
-	json_t *canonical = policy_to_json(policy);
 	char *text, *p;
 
 	if (!canonical)
 		return 0;
 	text = json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(canonical);
 	if (!text)
 		return 0;
 	for (p = text; *p; p++) {
@@ -489,4 +487,42 @@ uint64_t policy_digest(const struct policy *policy)
 	}
 	free(text);
 	return h;
+}
+
+uint64_t policy_digest(const struct policy *policy)
+{
+	json_t *canonical = policy_to_json(policy);
+	uint64_t digest = policy_digest_of(canonical);
+
+	json_decref(canonical);
+	return digest;
+}
+
+static int policy_copy_entries(const struct policy_entry *from, size_t count,
+			       struct policy_entry **out)
+{
+	*out = NULL;
+	if (!count)
+		return 0;
+	*out = malloc(count * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, from, count * sizeof(**out));
+	return 0;
+}
+
+int policy_copy(const struct policy *policy, struct policy *out)
+{
+	struct policy copy = *policy;
+
+	if (policy_copy_entries(policy->allowed_hosts, policy->n_allowed_hosts,
+				&copy.allowed_hosts))
+		return -ENOMEM;
+	if (policy_copy_entries(policy->model_endpoints, policy->n_model_endpoints,
+				&copy.model_endpoints)) {
+		free(copy.allowed_hosts);
+		return -ENOMEM;
+	}
+	*out = copy;
+	return 0;
 }

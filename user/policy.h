@@ -69,6 +69,10 @@ void policy_free(struct policy *policy);
 json_t *policy_to_json(const struct policy *policy);
 /* 64-bit FNV-1a of the canonical JSON text: detects drift, not adversaries. */
 uint64_t policy_digest(const struct policy *policy);
+/* The same, of a canonical object already made by policy_to_json (saves making it twice). */
+uint64_t policy_digest_of(const json_t *canonical);
+/* A deep copy (the entry arrays are the policy's own). */
+int policy_copy(const struct policy *policy, struct policy *out);
 
 /* One entry of allowed_hosts (model_endpoint false) or model_endpoints (true). */
 int policy_entry_parse(const char *text, bool model_endpoint, struct policy_entry *out, char *err,

@@ -434,7 +434,7 @@ static void responder_query(struct responder *responder, struct responder_pendin
 		return;
 	}
 	if (added)
-		sandbox_state_write(responder->context->registry, sandbox);
+		sandbox->state_dirty = true;
 	if (responder_name_ready(responder, name) &&
 	    sandbox_names_settled(responder->context->registry, sandbox)) {
 		where->parsed = parsed;

@@ -33,13 +33,13 @@ static void sandbox_error_set(struct sandbox_error *error, const char *code, con
 }
 
 void sandbox_value(const struct sandbox *sandbox, const struct policy *policy, uint32_t generation,
-		   struct bfbpf_sandbox *value)
+		   uint64_t digest, struct bfbpf_sandbox *value)
 {
 	memset(value, 0, sizeof(*value));
 	value->generation = generation;
 	value->flags = sandbox_flags(policy) | (sandbox->dns_v6 ? BFBPF_SANDBOX_DNS_V6 : 0) |
 		       (sandbox->events ? BFBPF_SANDBOX_EVENTS : 0);
-	value->digest = policy_digest(policy);
+	value->digest = digest;
 	value->dns_port = sandbox->dns_port;
 }
 
@@ -57,20 +57,6 @@ uint32_t sandbox_flags(const struct policy *policy)
 void sandbox_digest_format(uint64_t digest, char out[17])
 {
 	snprintf(out, 17, "%016" PRIx64, digest);
-}
-
-/* A deep copy through the canonical form, which policy_from_json accepts by construction. */
-static int sandbox_policy_copy(const struct policy *policy, struct policy *out)
-{
-	json_t *canonical = policy_to_json(policy);
-	char err[256];
-	int result;
-
-	if (!canonical)
-		return -ENOMEM;
-	result = policy_from_json(canonical, out, err, sizeof(err));
-	json_decref(canonical);
-	return result;
 }
 
 int sandbox_registry_init(struct sandbox_registry *registry, struct loader *loader,
@@ -135,6 +121,7 @@ void sandbox_free(struct sandbox *sandbox)
 	if (sandbox->netns_fd >= 0)
 		close(sandbox->netns_fd);
 	json_decref(sandbox->last_verify);
+	json_decref(sandbox->canonical);
 	if (sandbox->policy_known)
 		policy_free(&sandbox->policy);
 	allowset_free(&sandbox->applied);
@@ -217,13 +204,14 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 			sandbox->path, other);
 		goto cleanup;
 	}
-	err = sandbox_policy_copy(policy, &sandbox->policy);
+	err = policy_copy(policy, &sandbox->policy);
 	if (err) {
 		sandbox_error_set(error, "internal", "copying the policy: %s", strerror(-err));
 		goto cleanup;
 	}
 	sandbox->policy_known = true;
-	sandbox->digest = policy_digest(policy);
+	sandbox->canonical = policy_to_json(policy);
+	sandbox->digest = policy_digest_of(sandbox->canonical);
 	if (registry->resolver) {
 		err = resolver_policy_ref(registry->resolver, policy);
 		if (err)
@@ -252,7 +240,7 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 		goto kernel_error;
 	entries_written = true;
 	sandbox->events = registry->events_enabled;
-	sandbox_value(sandbox, policy, sandbox->generation, &value);
+	sandbox_value(sandbox, policy, sandbox->generation, sandbox->digest, &value);
 	err = loader_stats_create(registry->loader, sandbox->cgroup_id);
 	if (!err)
 		err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
@@ -267,7 +255,7 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	if (err)
 		goto kernel_error;
 	sandbox->since = time(NULL);
-	sandbox_state_write(registry, sandbox);
+	sandbox->state_dirty = true; /* written after the reply (sandbox_registry_collect) */
 	log_info("attached %s (cgroup id %" PRIu64 ", %s, generation %u, %zu entries)",
 		 sandbox->path, sandbox->cgroup_id, policy_mode_name(policy->mode),
 		 sandbox->generation, sandbox->applied.count);
@@ -290,12 +278,48 @@ cleanup:
 	return err;
 }
 
+/* Takes over the entries (the set is emptied); deletes them now if it cannot keep them. */
+static void sandbox_garbage_add(struct sandbox_registry *registry, uint32_t generation,
+				struct allowset *entries)
+{
+	struct sandbox_garbage *grown =
+		reallocarray(registry->garbage, registry->garbage_count + 1, sizeof(*grown));
+
+	if (!grown) {
+		loader_entries_delete(registry->loader, generation, entries);
+		allowset_free(entries);
+		return;
+	}
+	registry->garbage = grown;
+	registry->garbage[registry->garbage_count].generation = generation;
+	registry->garbage[registry->garbage_count++].entries = *entries;
+	memset(entries, 0, sizeof(*entries));
+}
+
+void sandbox_registry_collect(struct sandbox_registry *registry)
+{
+	for (size_t i = 0; i < registry->count; i++) {
+		if (!registry->items[i]->state_dirty)
+			continue;
+		sandbox_state_write(registry, registry->items[i]);
+		registry->items[i]->state_dirty = false;
+	}
+	for (size_t i = 0; i < registry->garbage_count; i++) {
+		loader_entries_delete(registry->loader, registry->garbage[i].generation,
+				      &registry->garbage[i].entries);
+		allowset_free(&registry->garbage[i].entries);
+	}
+	free(registry->garbage);
+	registry->garbage = NULL;
+	registry->garbage_count = 0;
+}
+
 /*
  * The new generation's entries first, then the one-write flip, then the old
  * ones go: no connect sees a mix. On failure the old policy stays in force.
  */
 static int sandbox_program(struct sandbox_registry *registry, struct sandbox *sandbox,
-			   const struct policy *policy, struct allowset *next)
+			   const struct policy *policy, uint64_t digest, struct allowset *next)
 {
 	struct bfbpf_sandbox value = {0};
 	uint32_t generation = loader_next_generation(registry->loader);
@@ -304,14 +328,13 @@ static int sandbox_program(struct sandbox_registry *registry, struct sandbox *sa
 	err = loader_entries_write(registry->loader, generation, next);
 	if (err)
 		return err;
-	sandbox_value(sandbox, policy, generation, &value);
+	sandbox_value(sandbox, policy, generation, digest, &value);
 	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
 	if (err) {
 		loader_entries_delete(registry->loader, generation, next);
 		return err;
 	}
-	loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
-	allowset_free(&sandbox->applied);
+	sandbox_garbage_add(registry, sandbox->generation, &sandbox->applied);
 	sandbox->applied = *next;
 	memset(next, 0, sizeof(*next));
 	sandbox->generation = generation;
@@ -340,13 +363,15 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	struct allowset next = {0};
 	struct policy copy;
 	bool names_referenced = false;
+	json_t *canonical;
 	int err;
 
-	err = sandbox_policy_copy(policy, &copy);
+	err = policy_copy(policy, &copy);
 	if (err) {
 		sandbox_error_set(error, "internal", "copying the policy: %s", strerror(-err));
 		return err;
 	}
+	canonical = policy_to_json(&copy); /* once: for the digest, the state and status */
 	if (registry->resolver) {
 		err = resolver_policy_ref(registry->resolver, &copy);
 		if (err)
@@ -356,7 +381,9 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	err = sandbox_allowset_compute(registry, &copy, sandbox->learned, sandbox->learned_count,
 				       &next);
 	if (!err)
-		err = sandbox_program(registry, sandbox, &copy, &next);
+		err = canonical ? sandbox_program(registry, sandbox, &copy,
+						  policy_digest_of(canonical), &next)
+				: -ENOMEM;
 	if (err)
 		goto kernel_error;
 	sandbox_links_mend(registry, sandbox);
@@ -367,10 +394,12 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	}
 	sandbox->policy = copy;
 	sandbox->policy_known = true;
+	json_decref(sandbox->canonical);
+	sandbox->canonical = canonical;
 	sandbox_learned_prune(registry, sandbox);
 	json_decref(sandbox->last_verify);
 	sandbox->last_verify = NULL;
-	sandbox_state_write(registry, sandbox);
+	sandbox->state_dirty = true; /* written after the reply (sandbox_registry_collect) */
 	log_info("updated %s (%s, generation %u, %zu entries)", sandbox->path,
 		 policy_mode_name(policy->mode), sandbox->generation, sandbox->applied.count);
 	return 0;
@@ -379,6 +408,7 @@ kernel_error:
 			  sandbox->path, strerror(-err));
 	if (names_referenced)
 		resolver_policy_unref(registry->resolver, &copy);
+	json_decref(canonical);
 	allowset_free(&next);
 	policy_free(&copy);
 	return err;
@@ -402,7 +432,7 @@ int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox)
 		allowset_free(&next);
 		return 0;
 	}
-	err = sandbox_program(registry, sandbox, &sandbox->policy, &next);
+	err = sandbox_program(registry, sandbox, &sandbox->policy, sandbox->digest, &next);
 	allowset_free(&next);
 	if (err) {
 		log_error("%s: programming its names' new addresses: %s; the previous set stays",
@@ -442,6 +472,7 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 
 void sandbox_registry_free(struct sandbox_registry *registry)
 {
+	sandbox_registry_collect(registry);
 	for (size_t i = 0; i < registry->count; i++)
 		sandbox_free(registry->items[i]);
 	free(registry->items);
@@ -460,7 +491,7 @@ json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox 
 	object = json_pack("{s:s, s:I, s:I, s:s, s:o, s:I, s:o, s:o}", "cgroup", sandbox->path,
 			   "cgroup_id", (json_int_t)sandbox->cgroup_id, "generation",
 			   (json_int_t)sandbox->generation, "digest", digest, "policy",
-			   sandbox->policy_known ? policy_to_json(&sandbox->policy) : json_null(),
+			   sandbox->canonical ? json_incref(sandbox->canonical) : json_null(),
 			   "entries", (json_int_t)sandbox->applied.count, "hooks", hooks, "netns",
 			   sandbox->netns_path[0] ? json_string(sandbox->netns_path) : json_null());
 	if (object && registry->resolver && sandbox->policy_known)

@@ -27,11 +27,17 @@ struct responder;
 struct responder_context;
 struct events;
 
+struct sandbox_garbage {
+	uint32_t generation;
+	struct allowset entries;
+};
+
 struct sandbox {
 	uint64_t cgroup_id;
 	char path[PATH_MAX];
 	bool policy_known; /* false: adopted without a readable state file */
 	struct policy policy;
+	json_t *canonical; /* policy_to_json(&policy), made once per policy; NULL if unknown */
 	uint64_t digest;
 	uint32_t generation;
 	struct allowset applied; /* the entries of generation in the maps */
@@ -49,6 +55,7 @@ struct sandbox {
 	bool events;		     /* its denials produce events */
 	size_t learned_count;
 	struct sandbox_learned *learned; /* RESPONDER_MAX_LEARNED at most */
+	bool state_dirty;                /* the state file lags: write it after the reply */
 };
 
 struct resolver;
@@ -62,6 +69,9 @@ struct sandbox_registry {
 	const char *state_dir;	       /* NULL: no state files (bfbpf run) */
 	size_t count;
 	struct sandbox **items;
+	/* Entries of generations no sandbox uses any more, deleted after the reply. */
+	size_t garbage_count;
+	struct sandbox_garbage *garbage;
 };
 
 /* Error reported to a client: a code from the control-socket contract and a message. */
@@ -88,6 +98,13 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 		   struct sandbox_error *error);
 
+/*
+ * Delete the entries of generations that were replaced, and write the state
+ * files that lag. An update is in force from its flip: the old entries are
+ * only garbage, and the state file only matters to a restarted daemon (which,
+ * finding it stale, keeps enforcing the maps and says the policy is unknown).
+ */
+void sandbox_registry_collect(struct sandbox_registry *registry);
 /* Re-program a sandbox whose names' addresses changed (no-op if nothing did). */
 int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox);
 /* Has every name of the sandbox's policy answered at least once? */
@@ -108,7 +125,7 @@ int sandbox_learn(struct sandbox_registry *registry, struct sandbox *sandbox, co
 void sandbox_learned_prune(struct sandbox_registry *registry, struct sandbox *sandbox);
 /* The map value a sandbox's state calls for (generation, flags, digest, DNS port). */
 void sandbox_value(const struct sandbox *sandbox, const struct policy *policy, uint32_t generation,
-		   struct bfbpf_sandbox *value);
+		   uint64_t digest, struct bfbpf_sandbox *value);
 /* Per name of the policy: addresses, filtered addresses, errors, times. */
 json_t *sandbox_names_to_json(struct sandbox_registry *registry, const struct sandbox *sandbox);
 /* The names of the policy with no address programmed. */

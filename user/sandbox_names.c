@@ -158,12 +158,26 @@ static json_t *sandbox_name_json(struct sandbox_registry *registry,
 			 "next_refresh", sandbox_time_json(name ? name->next_refresh : 0));
 }
 
+/* Does the policy name any host at all? (Most large policies are addresses only.) */
+static bool sandbox_policy_has_names(const struct policy *policy)
+{
+	for (size_t i = 0; i < policy->n_allowed_hosts; i++)
+		if (resolver_policy_entry_is_name(&policy->allowed_hosts[i]))
+			return true;
+	for (size_t i = 0; i < policy->n_model_endpoints; i++)
+		if (resolver_policy_entry_is_name(&policy->model_endpoints[i]))
+			return true;
+	return false;
+}
+
 json_t *sandbox_names_to_json(struct sandbox_registry *registry, const struct sandbox *sandbox)
 {
 	const struct policy *policy = &sandbox->policy;
 	struct allowset literals = {0};
 	json_t *list = json_array();
 
+	if (!sandbox_policy_has_names(policy))
+		return list;
 	allowset_from_policy(policy, &literals);
 	for (size_t i = 0; policy->mode == POLICY_MODE_ALLOWLIST && i < policy->n_allowed_hosts;
 	     i++)

@@ -36,7 +36,7 @@ int sandbox_state_write(const struct sandbox_registry *registry, const struct sa
 	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
 	snprintf(temporary, sizeof(temporary), "%s.tmp", path);
 	state = json_pack("{s:s, s:s, s:o, s:o}", "cgroup", sandbox->path, "netns",
-			  sandbox->netns_path, "policy", policy_to_json(&sandbox->policy),
+			  sandbox->netns_path, "policy", json_incref(sandbox->canonical),
 			  "learned", json_array());
 	if (!state)
 		return -ENOMEM;
@@ -127,7 +127,7 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 		sandbox->dns_port = responder_port(sandbox->responder);
 		sandbox->dns_v6 = responder_has_v6(sandbox->responder);
 	}
-	sandbox_value(sandbox, &sandbox->policy, sandbox->generation, &fresh);
+	sandbox_value(sandbox, &sandbox->policy, sandbox->generation, sandbox->digest, &fresh);
 	if ((fresh.dns_port != value->dns_port || fresh.flags != value->flags) &&
 	    loader_sandbox_set(registry->loader, sandbox->cgroup_id, &fresh))
 		log_error("%s: cannot record its responder's new port", sandbox->path);
@@ -150,8 +150,11 @@ static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_
 	if (loader_links_open(registry->loader, cgroup_id, sandbox->link_fds))
 		log_warn("sandbox %" PRIu64 ": some links are not pinned; verify will say which",
 			 cgroup_id);
-	if (sandbox_state_read(registry, sandbox) ||
-	    policy_digest(&sandbox->policy) != value.digest) {
+	if (!sandbox_state_read(registry, sandbox))
+		sandbox->canonical = policy_to_json(&sandbox->policy);
+	if (!sandbox->canonical || policy_digest_of(sandbox->canonical) != value.digest) {
+		json_decref(sandbox->canonical);
+		sandbox->canonical = NULL;
 		if (sandbox->policy_known)
 			policy_free(&sandbox->policy);
 		sandbox->policy_known = false;

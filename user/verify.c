@@ -102,7 +102,8 @@ static void verify_policy(struct sandbox_registry *registry, const struct sandbo
 	sandbox_digest_format(sandbox->digest, want);
 	sandbox_digest_format(value.digest, have);
 	if (sandbox->policy_known)
-		sandbox_value(sandbox, &sandbox->policy, sandbox->generation, &expected);
+		sandbox_value(sandbox, &sandbox->policy, sandbox->generation, sandbox->digest,
+			      &expected);
 	ok = value.generation == sandbox->generation && value.digest == sandbox->digest &&
 	     (!sandbox->policy_known ||
 	      (value.flags == expected.flags && value.dns_port == expected.dns_port));
