@@ -43,6 +43,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BFBPF_MAX_SANDBOXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* 65,536 preallocated values would be 6 MiB */
 	__type(key, __u64); /* cgroup id of the attached cgroup */
 	__type(value, struct bfbpf_sandbox);
 } sandboxes SEC(".maps");

@@ -20,9 +20,12 @@
 #define BFBPF_VERDICT_DENY 0
 #define BFBPF_VERDICT_ALLOW 1
 
-/* Sizes of the maps (hash maps and LPM tries are allocated on use). */
+/*
+ * Sizes of the maps (allocated on use; a hash map's bucket array, 16 bytes a
+ * slot, is the fixed cost: 8 MiB for the exact map).
+ */
 #define BFBPF_MAX_SANDBOXES 65536
-#define BFBPF_MAX_EXACT_ENTRIES (1 << 20)
+#define BFBPF_MAX_EXACT_ENTRIES (1 << 19)
 #define BFBPF_MAX_PREFIX_ENTRIES (1 << 18)
 
 /* How deep below the cgroup2 root a socket's cgroup may be and still be found. */

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -310,6 +311,8 @@ static void daemon_tick(struct daemon *daemon)
 		return;
 	sandbox_registry_reap(&daemon->registry);
 	verify_registry_periodic(&daemon->registry);
+	/* The map snapshot of the checks is large and brief: give its memory back. */
+	malloc_trim(0);
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
 		struct daemon_client *client = &daemon->clients[i];
 
@@ -535,6 +538,7 @@ int daemon_run(const struct daemon_options *options)
 	err = loader_open(options->bpffs_dir, &loader);
 	if (err)
 		goto cleanup;
+	malloc_trim(0); /* loading parsed the kernel's BTF: tens of MiB, no longer needed */
 	err = daemon_mkdir_parents(state_dir, 0700);
 	if (!err)
 		err = sandbox_registry_init(&daemon.registry, loader, state_dir);

@@ -220,25 +220,79 @@ static int loader_snapshot_compare(const void *a, const void *b)
 	return allowset_entry_compare(&x->entry, &y->entry);
 }
 
-int loader_snapshot_take(struct loader *loader, struct loader_snapshot *out)
+#define LOADER_SNAPSHOT_BATCH 4096
+
+static int loader_snapshot_add_exact(struct loader_snapshot *snapshot,
+				     const struct bfbpf_exact_key *key)
 {
-	int exact = bpf_map__fd(loader->skel->maps.allow_exact);
-	int prefix = bpf_map__fd(loader->skel->maps.allow_prefix);
-	struct bfbpf_exact_key exact_key, *exact_prev = NULL;
-	struct bfbpf_prefix_key prefix_key, *prefix_prev = NULL;
-	struct loader_snapshot snapshot = {0};
+	struct allowset_entry entry = {.prefix_len = 128, .port = key->port};
+
+	memcpy(entry.addr, key->addr, sizeof(entry.addr));
+	return loader_snapshot_add(snapshot, key->generation, &entry);
+}
+
+/* Key by key: for kernels without batch lookups. */
+static int loader_snapshot_exact_walk(int fd, struct loader_snapshot *snapshot)
+{
+	struct bfbpf_exact_key key, *prev = NULL;
 	int err = 0;
 
-	/* One walk of each map for every sandbox at once: verify stays O(entries). */
-	while (!bpf_map_get_next_key(exact, exact_prev, &exact_key)) {
-		struct allowset_entry entry = {.prefix_len = 128, .port = exact_key.port};
-
-		exact_prev = &exact_key;
-		memcpy(entry.addr, exact_key.addr, sizeof(entry.addr));
-		err = loader_snapshot_add(&snapshot, exact_key.generation, &entry);
-		if (err)
-			goto cleanup;
+	while (!err && !bpf_map_get_next_key(fd, prev, &key)) {
+		prev = &key;
+		err = loader_snapshot_add_exact(snapshot, &key);
 	}
+	return err;
+}
+
+/* The exact map in batches of 4096 keys a syscall (it can hold 500,000). */
+static int loader_snapshot_exact(int fd, struct loader_snapshot *snapshot)
+{
+	struct bfbpf_exact_key *keys = calloc(LOADER_SNAPSHOT_BATCH, sizeof(*keys));
+	struct bfbpf_allow_value *values = calloc(LOADER_SNAPSHOT_BATCH, sizeof(*values));
+	__u64 batch_in = 0, batch_out = 0; /* the hash map's token is a bucket index */
+	bool first = true;
+	int err = 0;
+
+	if (!keys || !values) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		__u32 count = LOADER_SNAPSHOT_BATCH;
+		int result = bpf_map_lookup_batch(fd, first ? NULL : &batch_in, &batch_out, keys,
+						  values, &count, NULL);
+		int saved = errno;
+
+		if (result && saved != ENOENT) {
+			err = first && loader_batch_unsupported(saved)
+				      ? loader_snapshot_exact_walk(fd, snapshot)
+				      : -saved;
+			break;
+		}
+		for (__u32 i = 0; i < count && !err; i++)
+			err = loader_snapshot_add_exact(snapshot, &keys[i]);
+		if (result || err)
+			break; /* ENOENT: that was the last batch */
+		batch_in = batch_out;
+		first = false;
+	}
+cleanup:
+	free(keys);
+	free(values);
+	return err;
+}
+
+int loader_snapshot_take(struct loader *loader, struct loader_snapshot *out)
+{
+	int prefix = bpf_map__fd(loader->skel->maps.allow_prefix);
+	struct bfbpf_prefix_key prefix_key, *prefix_prev = NULL;
+	struct loader_snapshot snapshot = {0};
+	int err;
+
+	/* One walk of each map for every sandbox at once: verify stays O(entries). */
+	err = loader_snapshot_exact(bpf_map__fd(loader->skel->maps.allow_exact), &snapshot);
+	if (err)
+		goto cleanup;
 	while (!bpf_map_get_next_key(prefix, prefix_prev, &prefix_key)) {
 		struct allowset_entry entry = {
 			.prefix_len = prefix_key.prefixlen - BFBPF_PREFIX_FIXED_BITS,

@@ -50,7 +50,8 @@ struct responder {
 	bool v6;
 	int udp[2], listen[2];
 	struct responder_tcp tcp[RESPONDER_MAX_TCP];
-	struct responder_pending pending[RESPONDER_MAX_IN_FLIGHT];
+	/* Allocated while a query waits: an idle sandbox's responder stays small. */
+	struct responder_pending *pending[RESPONDER_MAX_IN_FLIGHT];
 	double tokens;
 	uint64_t tokens_at_ms;
 	uint64_t answered, nodata, refused, failed, formerr, dropped_rate, dropped_busy;
@@ -204,16 +205,19 @@ int responder_open(struct responder_context *context, struct sandbox *sandbox, i
 	return 0;
 }
 
-static void responder_pending_free(struct responder_pending *pending)
+static void responder_pending_free(struct responder_pending **pending)
 {
-	free(pending->query);
-	memset(pending, 0, sizeof(*pending));
+	if (!*pending)
+		return;
+	free((*pending)->query);
+	free(*pending);
+	*pending = NULL;
 }
 
 static void responder_tcp_close(struct responder *responder, struct responder_tcp *tcp)
 {
 	for (int i = 0; i < RESPONDER_MAX_IN_FLIGHT; i++)
-		if (responder->pending[i].used && responder->pending[i].tcp_fd == tcp->fd)
+		if (responder->pending[i] && responder->pending[i]->tcp_fd == tcp->fd)
 			responder_pending_free(&responder->pending[i]);
 	responder_unwatch_close(responder, &tcp->fd);
 	free(tcp->stream);
@@ -362,11 +366,16 @@ static void responder_wait(struct responder *responder, const struct responder_p
 			   const struct dns_query *parsed, const char *name)
 {
 	struct responder_pending *slot = NULL;
+	int index = -1;
 
-	for (int i = 0; i < RESPONDER_MAX_IN_FLIGHT && !slot; i++)
-		if (!responder->pending[i].used)
-			slot = &responder->pending[i];
-	if (!slot || !(slot->query = malloc(where->length))) {
+	for (int i = 0; i < RESPONDER_MAX_IN_FLIGHT && index < 0; i++)
+		if (!responder->pending[i])
+			index = i;
+	if (index >= 0 && (slot = calloc(1, sizeof(*slot))) && !(slot->query = malloc(where->length))) {
+		free(slot);
+		slot = NULL;
+	}
+	if (!slot) {
 		responder->dropped_busy++;
 		responder_reply_rcode((struct responder_pending *)where, parsed,
 				      DNS_RCODE_SERVFAIL);
@@ -382,6 +391,7 @@ static void responder_wait(struct responder *responder, const struct responder_p
 	slot->tcp_fd = where->tcp_fd;
 	slot->deadline_ms = ctl_monotonic_ms() + RESPONDER_QUERY_TIMEOUT_MS;
 	slot->used = true;
+	responder->pending[index] = slot;
 	resolver_tick(responder->context->resolver); /* starts the round if the name is due */
 }
 
@@ -451,17 +461,17 @@ void responder_poll(struct responder *responder)
 	time_t wall = time(NULL);
 
 	for (int i = 0; i < RESPONDER_MAX_IN_FLIGHT; i++) {
-		struct responder_pending *pending = &responder->pending[i];
+		struct responder_pending *pending = responder->pending[i];
 		bool ready;
 
-		if (!pending->used)
+		if (!pending)
 			continue;
 		ready = responder_name_ready(responder, pending->name) &&
 			sandbox_names_settled(responder->context->registry, responder->sandbox);
 		if (!ready && now < pending->deadline_ms)
 			continue;
 		responder_answer(responder, pending, !ready);
-		responder_pending_free(pending);
+		responder_pending_free(&responder->pending[i]);
 	}
 	for (int i = 0; i < RESPONDER_MAX_TCP; i++)
 		if (responder->tcp[i].fd >= 0 &&
@@ -579,7 +589,7 @@ json_t *responder_status(const struct responder *responder)
 bool responder_has_pending(const struct responder *responder)
 {
 	for (int i = 0; i < RESPONDER_MAX_IN_FLIGHT; i++)
-		if (responder->pending[i].used)
+		if (responder->pending[i])
 			return true;
 	return false;
 }
