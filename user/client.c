@@ -111,6 +111,9 @@ int client_send(const char *socket_path, json_t *request, char *err, size_t err_
 		if (n <= 0) {
 			int saved = errno;
 
+			/* The daemon refused mid-request (too large): its reply is still there. */
+			if (saved == EPIPE || saved == ECONNRESET)
+				break;
 			snprintf(err, err_size, "sending to the daemon: %s", strerror(saved));
 			free(text);
 			close(fd);

@@ -102,7 +102,7 @@ int ctl_request_parse(const char *line, size_t length, struct ctl_request *reque
 	request->max_age = -1;
 	request->since = -1;
 	if (length > CTL_MAX_REQUEST_BYTES)
-		return ctl_fail(error, "too_large", "request larger than 1 MiB");
+		return ctl_fail(error, "too_large", CTL_TOO_LARGE_MESSAGE);
 	/* JSON_REJECT_DUPLICATES: a repeated key must not smuggle a second value past us. */
 	request->root = json_loadb(line, length, JSON_REJECT_DUPLICATES, &json_error);
 	if (!request->root) {

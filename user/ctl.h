@@ -12,8 +12,13 @@
 
 #include "sandbox.h"
 
-/* Longest request line accepted; a longer one is refused with "too_large". */
-#define CTL_MAX_REQUEST_BYTES (1 << 20)
+/*
+ * Longest request line accepted (room for a policy of POLICY_MAX_JSON_BYTES);
+ * a longer one is refused with "too_large".
+ */
+#define CTL_MAX_REQUEST_BYTES ((16 << 20) + 65536)
+#define CTL_TOO_LARGE_MESSAGE "request larger than 16 MiB (the policy file limit) plus 64 KiB"
+
 
 enum ctl_op {
 	CTL_OP_ATTACH,

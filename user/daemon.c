@@ -39,7 +39,7 @@
 struct daemon_client {
 	int fd;
 	char *buffer;
-	size_t length;
+	size_t length, capacity;
 	time_t last_activity;
 	struct ctl_pending pending; /* a reply waiting for names; lines after it wait too */
 	bool following;		    /* log --follow: events stream out; input is ignored */
@@ -286,16 +286,24 @@ static void daemon_client_read(struct daemon *daemon, struct daemon_client *clie
 	}
 	client->last_activity = time(NULL);
 	if (client->length + (size_t)n > CTL_MAX_REQUEST_BYTES + 1) {
-		daemon_client_send(client,
-				   ctl_reply_error("too_large", "request larger than 1 MiB"));
+		daemon_client_send(client, ctl_reply_error("too_large", CTL_TOO_LARGE_MESSAGE));
 		daemon_client_close(daemon, client);
 		return;
 	}
-	if (!client->buffer)
-		client->buffer = malloc(CTL_MAX_REQUEST_BYTES + 1);
-	if (!client->buffer) {
-		daemon_client_close(daemon, client);
-		return;
+	/* Grown as lines arrive: most requests are small, a 100,000-entry policy is not. */
+	if (client->length + (size_t)n > client->capacity) {
+		size_t capacity = client->capacity ? client->capacity : 65536;
+		char *grown;
+
+		while (capacity < client->length + (size_t)n)
+			capacity *= 2;
+		grown = realloc(client->buffer, capacity);
+		if (!grown) {
+			daemon_client_close(daemon, client);
+			return;
+		}
+		client->buffer = grown;
+		client->capacity = capacity;
 	}
 	memcpy(client->buffer + client->length, chunk, (size_t)n);
 	client->length += (size_t)n;

@@ -181,14 +181,14 @@ test_socket_garbage() {
 	codes=$(grep -o '"code":"[a-z_]*"' <<<"$out" | cut -d'"' -f4 | tr '\n' ' ')
 	[ "$codes" = "bad_json bad_request bad_request bad_request unknown_op bad_request bad_request bad_request invalid_policy bad_request bad_request bad_json no_cgroup " ] ||
 		fail "unexpected error codes: $codes"
-	log "a line over 1 MiB"
+	log "a line over the limit (16 MiB and 64 KiB)"
 	out=$("$PYTHON" - "$SOCK" <<'EOF'
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(30)
 s.connect(sys.argv[1])
 try:
-    s.sendall(b'{"op":"status","pad":"' + b"x" * (2 << 20) + b'"}\n')
+    s.sendall(b'{"op":"status","pad":"' + b"x" * (17 << 20) + b'"}\n')
 except OSError:
     pass
 print(s.recv(65536).decode().strip())
