@@ -166,13 +166,15 @@ static struct daemon_client *daemon_client_of(struct daemon *daemon, int fd)
 }
 
 /*
- * Replies go out at once; a peer that does not read them within a second
- * (its receive buffer full) loses the rest and is dropped by the caller.
+ * Replies go out at once; a peer that stops reading (no progress for a
+ * second while its receive buffer is full) loses the rest and is dropped by
+ * the caller. A large reply to a reader that keeps reading goes out whole.
  */
 static int daemon_client_send(struct daemon_client *client, json_t *reply)
 {
 	char *text = json_dumps(reply, JSON_COMPACT);
 	size_t length, sent = 0;
+	uint64_t started_ms = ctl_monotonic_ms();
 	int waited_ms = 0;
 
 	json_decref(reply);
@@ -185,13 +187,17 @@ static int daemon_client_send(struct daemon_client *client, json_t *reply)
 
 		if (n > 0) {
 			sent += (size_t)n;
+			waited_ms = 0;
 			continue;
 		}
-		if (n < 0 && errno == EAGAIN && waited_ms < 1000) {
+		/* And a trickling reader gets 5 s in all: the daemon has others to serve. */
+		if (n < 0 && errno == EAGAIN && waited_ms < 1000 &&
+		    ctl_monotonic_ms() - started_ms < 5000) {
 			struct pollfd poller = {.fd = client->fd, .events = POLLOUT};
 
-			poll(&poller, 1, 100);
-			waited_ms += 100;
+			/* Counted only when the peer made no room at all. */
+			if (poll(&poller, 1, 100) == 0)
+				waited_ms += 100;
 			continue;
 		}
 		break;

@@ -4,7 +4,7 @@
 # detach, status, verify, and a daemon that dies.
 
 ALL_TESTS+=(nested_cgroup two_sandboxes update_cuts_established_flow detach status
-	verify_locked daemon_kill9_readopt)
+	verify_locked daemon_kill9_readopt attach_fails_cleanly)
 
 test_nested_cgroup() {
 	world_up
@@ -200,4 +200,35 @@ test_daemon_kill9_readopt() {
 		"ok tcp $SRV4 7000" \
 		"ok tcp $SRV4B 7000"
 	expect_not_listed "$CG"
+}
+
+# An attach that the kernel refuses part-way (the allow maps are full) leaves
+# nothing behind: no links, no pins, no map entries, no listing, no restriction.
+test_attach_fails_cleanly() {
+	world_up
+	daemon_up
+	local big=$CASEDIR/big.json n=0 cg
+	"$PYTHON" -c 'import json, sys
+hosts = ["10.%d.%d.%d" % (i >> 16, (i >> 8) & 255, i & 255) for i in range(99999)]
+json.dump({"network_mode": "allowlist", "allowed_hosts": hosts + ["198.18.0.2"]}, open(sys.argv[1], "w"))' "$big"
+	log "fill the exact map (524,288 entries) with 100,000-entry sandboxes until an attach fails"
+	while :; do
+		n=$((n + 1))
+		cg=$CG/s$n
+		mkdir "$cg"
+		bfs attach --cgroup "$cg" --policy "$big" >"$CASEDIR/attach.out" 2>&1 || break
+		[ $n -ge 8 ] && fail "eight 100,000-entry sandboxes fit in the maps: the test needs a smaller map"
+	done
+	cat "$CASEDIR/attach.out"
+	grep -q "kernel" "$CASEDIR/attach.out" || fail "the failure does not say the kernel refused"
+	log "attach $n failed: nothing of it remains"
+	expect_not_listed "$cg"
+	[ ! -e "$PINS/links/$(cg_id "$cg")" ] || fail "links of the failed attach are pinned"
+	expect_ok "$cg" tcp $SRV4B 7000
+	bfs status --json >"$CASEDIR/status.json"
+	json_check "$CASEDIR/status.json" "len(d['sandboxes']) == $((n - 1))" || fail "status"
+	log "the others are intact and verify"
+	expect_status 0 bfs verify --cgroup "$CG/s1"
+	expect_denied "$CG/s1" tcp $SRV4B 7000
+	expect_ok "$CG/s1" tcp $SRV4 7000
 }
