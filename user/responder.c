@@ -568,22 +568,50 @@ bool responder_handle_fd(struct responder *responder, int fd, uint32_t events)
 	return false;
 }
 
+/* A learned name with what the table knows of it: its addresses and when each expires. */
+static json_t *responder_learned_json(const struct responder *responder,
+				      const struct sandbox_learned *learned)
+{
+	struct names_entry *entry =
+		names_find(resolver_names(responder->context->resolver), learned->name);
+	const struct names_config *config = &resolver_names(responder->context->resolver)->config;
+	json_t *addresses = json_array();
+	char text[INET6_ADDRSTRLEN];
+
+	for (size_t i = 0; entry && i < entry->count; i++) {
+		const struct names_address *address = &entry->addresses[i];
+
+		if (IN6_IS_ADDR_V4MAPPED(&address->addr))
+			inet_ntop(AF_INET, &address->addr.s6_addr[12], text, sizeof(text));
+		else
+			inet_ntop(AF_INET6, &address->addr, text, sizeof(text));
+		/* Kept until last seen + TTL + grace unless an answer sees it again. */
+		json_array_append_new(addresses,
+				      json_pack("{s:s, s:I}", "address", text, "expires",
+						(json_int_t)(address->last_seen + address->ttl +
+							     config->grace)));
+	}
+	return json_pack("{s:s, s:I, s:o, s:I}", "name", learned->name, "last_used",
+			 (json_int_t)learned->last_used, "addresses", addresses, "next_refresh",
+			 (json_int_t)(entry ? entry->next_refresh : 0));
+}
+
 json_t *responder_status(const struct responder *responder)
 {
 	const struct sandbox *sandbox = responder->sandbox;
 	json_t *learned = json_array();
 
 	for (size_t i = 0; i < sandbox->learned_count; i++)
-		json_array_append_new(
-			learned, json_pack("{s:s, s:I}", "name", sandbox->learned[i].name,
-					   "last_used", (json_int_t)sandbox->learned[i].last_used));
-	return json_pack(
-		"{s:i, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "port", responder->port,
-		"ipv6", responder->v6, "learned", learned, "queries", "answered",
-		(json_int_t)responder->answered, "nodata", (json_int_t)responder->nodata, "refused",
-		(json_int_t)responder->refused, "failed", (json_int_t)responder->failed, "formerr",
-		(json_int_t)responder->formerr, "dropped_rate", (json_int_t)responder->dropped_rate,
-		"dropped_busy", (json_int_t)responder->dropped_busy);
+		json_array_append_new(learned,
+				      responder_learned_json(responder, &sandbox->learned[i]));
+	return json_pack("{s:i, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "port",
+			 responder->port, "ipv6", responder->v6, "learned", learned, "queries",
+			 "answered", (json_int_t)responder->answered, "nodata",
+			 (json_int_t)responder->nodata, "refused", (json_int_t)responder->refused,
+			 "failed", (json_int_t)responder->failed, "formerr",
+			 (json_int_t)responder->formerr, "dropped_rate",
+			 (json_int_t)responder->dropped_rate, "dropped_busy",
+			 (json_int_t)responder->dropped_busy);
 }
 
 bool responder_has_pending(const struct responder *responder)

@@ -99,7 +99,9 @@ test_dns_rules() {
 	expect_ok "$CG" tcp $SRV4 7000
 	expect_denied "$CG" tcp $SRV4B 7000
 	expect_listed "$CG" "s['dns']['queries']['refused'] >= 2 and
-		{l['name'] for l in s['dns']['learned']} >= {'a.b.c.wild.test', 'api.wild.test', 'sub.www.test'}"
+		{l['name'] for l in s['dns']['learned']} >= {'a.b.c.wild.test', 'api.wild.test', 'sub.www.test'}
+		and [l for l in s['dns']['learned'] if l['name'] == 'api.wild.test'
+			and [a for a in l['addresses'] if a['address'] == '$SRV4' and a['expires'] > 0]]"
 	log "DNS over TLS is denied unless allowed"
 	expect_denied "$CG" tcp $SRV4B 853
 }
