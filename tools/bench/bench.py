@@ -10,6 +10,10 @@ non-zero when it could not do its job (a missed goal is not a failure).
   bench.py verify-many --socket S --cgroups-file F
   bench.py detach-many --socket S --cgroups-file F
   bench.py memory --bpffs DIR --pid PID
+  bench.py names --count N --hosts FILE --list FILE --policy FILE
+  bench.py cpu --pid PID...
+  bench.py names-attach --socket S --cgroup CG [--netns NS] --policy FILE --pid PID --idle SECONDS
+  bench.py sandbox-status --socket S --cgroup CG
   bench.py render --results FILE --out FILE --machine FILE --command CMD [--quick]
 """
 import argparse
@@ -287,6 +291,111 @@ def cmd_memory(args):
                       "cpu_seconds": cpu_ticks / os.sysconf("SC_CLK_TCK")}))
 
 
+# ---------------------------------------------------------------- names and DNS
+
+def cmd_names(args):
+    """COUNT names n0001.bench.test ... with distinct addresses in
+    198.18.64.0/22 (never the bench's own 198.18.0-2.x): a hosts file for
+    dnsmasq, the list of names, and an allowlist policy naming them all."""
+    names, lines = [], []
+    for i in range(1, args.count + 1):
+        name = "n%04d.bench.test" % i
+        addr = ipaddress.ip_address("198.18.64.0") + i
+        names.append(name)
+        lines.append("%s %s\n" % (addr, name))
+    with open(args.hosts, "w") as f:
+        f.writelines(lines)
+    with open(args.list, "w") as f:
+        f.write("\n".join(names) + "\n")
+    with open(args.policy, "w") as f:
+        json.dump({"network_mode": "allowlist", "allowed_hosts": names,
+                   "allow_model_endpoint": False}, f)
+    print(json.dumps({"names": len(names)}))
+
+
+def cpu_of(pid):
+    """CPU seconds of a process: utime + stime (/proc/PID/stat, clock ticks,
+    exited threads included) and the sum of its threads' schedstat run time
+    (nanoseconds: what a 10 ms tick cannot show)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    sched = 0
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/schedstat" % (pid, t)) as f:
+                sched += int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        sched = None
+    return {"cpu_s": ticks, "sched_s": sched / 1e9 if sched is not None else None}
+
+
+def cpu_delta(a, b):
+    return {k: (b[k] - a[k]) if a[k] is not None and b[k] is not None else None for k in a}
+
+
+def cmd_cpu(args):
+    print(json.dumps({str(p): cpu_of(p) for p in args.pid}))
+
+
+def cmd_names_attach(args):
+    """Attach one sandbox whose policy names COUNT names; time the reply (it
+    comes after the first resolution of every name, or 5 s), check that every
+    name has addresses, take the daemon's CPU time during the attach and
+    during an idle window, detach."""
+    with open(args.policy) as f:
+        policy = json.load(f)
+    expect = len(policy["allowed_hosts"])
+    ctl = Ctl(args.socket)
+    req = {"op": "attach", "cgroup": args.cgroup, "policy": policy}
+    if args.netns:
+        req["netns"] = args.netns
+    line = json.dumps(req, separators=(",", ":")).encode() + b"\n"
+    c0 = cpu_of(args.pid)
+    reply, dt = ctl.call_raw(line)
+    c1 = cpu_of(args.pid)
+    if not reply.get("ok"):
+        print(json.dumps({"error": reply.get("error")}))
+        return 1
+    out = {"names": expect, "attach_ms": dt * 1000, "entries": reply.get("entries"),
+           "unresolved": len(reply.get("unresolved", [])),
+           "unresolved_first": (reply.get("unresolved") or [None])[0],
+           "attach_cpu": cpu_delta(c0, c1)}
+    status, _ = ctl.call({"op": "status", "cgroup": args.cgroup})
+    sb = (status.get("sandboxes") or [{}])[0]
+    names = sb.get("names") or []
+    out["status_names"] = len(names)
+    out["status_with_addresses"] = sum(1 for n in names if n.get("addresses"))
+    # seconds from a name's resolution to its next refresh: the idle window
+    # below must fit in it
+    gaps = [n["next_refresh"] - n["last_attempt"] for n in names
+            if n.get("next_refresh") and n.get("last_attempt")]
+    out["refresh_after_s"] = min(gaps) if gaps else None
+    # idle: nothing asked of the daemon until the next refresh
+    c2 = cpu_of(args.pid)
+    t2 = time.time()
+    time.sleep(args.idle)
+    c3 = cpu_of(args.pid)
+    out["idle_seconds"] = time.time() - t2
+    out["idle_cpu"] = cpu_delta(c2, c3)
+    reply, _ = ctl.call({"op": "detach", "cgroup": args.cgroup})
+    out["detached"] = bool(reply.get("ok"))
+    print(json.dumps(out))
+    ok = (out["unresolved"] == 0 and out["status_with_addresses"] == expect and
+          out["detached"])
+    return 0 if ok else 1
+
+
+def cmd_sandbox_status(args):
+    """One sandbox's status object, compact: the DNS and event counters."""
+    ctl = Ctl(args.socket)
+    status, _ = ctl.call({"op": "status", "cgroup": args.cgroup})
+    sb = (status.get("sandboxes") or [{}])[0]
+    print(json.dumps({"dns": (sb.get("dns") or {}).get("queries"),
+                      "events": ((sb.get("counters") or {}).get("events"))}))
+    return 0 if status.get("ok") else 1
+
+
 # ---------------------------------------------------------------- rendering
 
 def load_results(path):
@@ -350,7 +459,7 @@ def render(args):
     w("| | |")
     w("| --- | --- |")
     for k in ("date", "host_kernel", "cpu", "cpus", "memory", "os", "bfbpf", "tinyproxy",
-              "iperf3", "curl", "duration", "load_average"):
+              "iperf3", "curl", "dnsmasq", "duration", "load_average"):
         if k in machine:
             w("| {} | {} |".format(k.replace("_", " "), machine[k]))
     w("")
@@ -513,8 +622,157 @@ def render(args):
         w("| 4 | Detach ms, {:,} sandboxes | p50 / p99 | {} / {} | {}–{} | | |".format(
             r["count"], fmt(d.get("p50"), 2), fmt(d.get("p99"), 2), fmt(d.get("min"), 2),
             fmt(d.get("max"), 2)))
-    w("| 5 | Names and DNS (resolver, DNS responder) | — | not measured yet: waits for the "
-      "names/DNS issues | | | |")
+    # ---- names
+    nm = [r for r in rows if r.get("bench") == "names"]
+    if nm:
+        n = nm[0]["names"]
+        att = [r["attach_ms"] for r in nm]
+        ok = max(att) <= 2000 and all(r["unresolved"] == 0 for r in nm)
+        goals.append(("Attach with {:,} names (every name resolved; slowest round)".format(n),
+                      "≤ 2 s", "{:.0f} ms".format(max(att)), ok))
+        w("| 5 | Attach ms, policy of {:,} names (reply after the first resolution of every name) | "
+          "all rounds, a fresh daemon each | {} | {} | | ≤ 2 s: {} |".format(
+              n, fmt(med(att), 0), spread(att, 0), goal_text(ok)))
+        resolved = min(r["status_with_addresses"] for r in nm)
+        w("| 5 | Names with addresses after the attach (`status`), `unresolved` in the reply | "
+          "worst round | {:,} / {:,}; {} unresolved | | | |".format(
+              resolved, n, max(r["unresolved"] for r in nm)))
+        cpu = [r["attach_cpu"]["cpu_s"] for r in nm]
+        sch = [r["attach_cpu"]["sched_s"] for r in nm if r["attach_cpu"].get("sched_s") is not None]
+        w("| 5 | Daemon CPU s during the attach ({:,} names, A and AAAA) | utime+stime (threads' run time) | "
+          "{} ({}) | {} | | |".format(n, fmt(med(cpu), 2), fmt(med(sch), 3), spread(cpu, 2)))
+        idle = {}
+        for v, label in (("verify3600", "`--verify-interval 3600` (no periodic verification)"),
+                         ("verify5", "default `--verify-interval 5`")):
+            rs = [r for r in nm if r["variant"] == v]
+            if not rs:
+                continue
+            secs = med([r["idle_seconds"] for r in rs])
+            ticks = [r["idle_cpu"]["cpu_s"] for r in rs]
+            run = [r["idle_cpu"]["sched_s"] for r in rs if r["idle_cpu"].get("sched_s") is not None]
+            idle[v] = (med(run), secs)
+            goal = ""
+            if v == "verify3600":
+                # a 10 ms clock tick is what utime+stime can show
+                ok = max(ticks) < 0.01
+                goal = "none measurable: " + goal_text(ok)
+                goals.append(("Daemon CPU between refreshes, {:,} names, {:.0f} s idle".format(n, secs),
+                              "none measurable (< 0.01 s)", "{:.2f} s ({:.2f} ms run time)".format(
+                                  max(ticks), med(run) * 1000 if run else float("nan")), ok))
+            w("| 5 | Daemon CPU s, idle {:.0f} s between refreshes (names' TTL {} s) | {} | "
+              "{:.2f} ({:.2f} ms run time) | {}–{} | | {} |".format(
+                  secs, nm[0].get("refresh_after_s"), label, med(ticks),
+                  med(run) * 1000 if run else float("nan"), fmt(min(ticks), 2), fmt(max(ticks), 2), goal))
+        if "verify5" in idle and "verify3600" in idle and idle["verify5"][0] is not None:
+            ticks_n = max(1, int(idle["verify5"][1] // 5))
+            w("| 5 | Periodic verification of one sandbox ({:,} names) | CPU per tick (5 s) | "
+              "{:.2f} ms | | | |".format(n, (idle["verify5"][0] - idle["verify3600"][0]) * 1000 / ticks_n))
+
+    # ---- DNS responder
+    dn = [r for r in rows if r.get("bench") == "dns"]
+    if dn:
+        dlabels = {"a": "(a) dnsmasq, direct (no redirect)",
+                   "b": "(b) bfbpf responder, policy of {:,} names".format(nm[0]["names"] if nm else 0),
+                   "bs": "(b) bfbpf responder, policy of the {} queried names only".format(
+                       dn[0].get("query_names"))}
+        paced = [r for r in dn if r["mode"] == "paced"]
+        rate = paced[0]["sent"] / paced[0]["seconds"] if paced else 0
+        pr = {}
+        for r in paced:
+            pr.setdefault(r["round"], {})[r["variant"]] = r
+        for v in ("a", "b", "bs"):
+            rs = [r for r in paced if r["variant"] == v]
+            if not rs:
+                continue
+            p50 = [r["p50_us"] for r in rs]
+            p99 = [r["p99_us"] for r in rs]
+            added, goal = "", ""
+            if v != "a":
+                d50 = [x[v]["p50_us"] - x["a"]["p50_us"] for x in pr.values() if v in x and "a" in x]
+                d99 = [x[v]["p99_us"] - x["a"]["p99_us"] for x in pr.values() if v in x and "a" in x]
+                added = "+{:.0f} / +{:.0f} µs".format(med(d50), med(d99))
+                ok = med(d99) <= 1000
+                goal = "p99 added ≤ 1 ms: " + goal_text(ok)
+                goals.append(("DNS responder added latency p99, " + dlabels[v][4:], "≤ 1 ms",
+                              "{:.2f} ms".format(med(d99) / 1000), ok))
+            lost = sum(r["timeouts"] + r["bad"] for r in rs)
+            w("| 6 | DNS latency µs p50 / p99, paced {:.0f} queries/s (under the rate limit){} | {} | {} / {} | p99 {} | {} | {} |".format(
+                rate, "; {} unanswered".format(lost) if lost else "", dlabels[v], fmt(med(p50)),
+                fmt(med(p99)), spread(p99), added or "—", goal))
+        flood = [r for r in dn if r["mode"] == "flood"]
+        base = med([r["rate"] for r in flood if r["variant"] == "a"])
+        for v in ("a", "b", "bs"):
+            rs = [r for r in flood if r["variant"] == v]
+            if not rs:
+                continue
+            m = med([r["rate"] for r in rs])
+            ratio = m / base if base else None
+            goal = ""
+            if v != "a" and ratio is not None:
+                ok = ratio >= 0.8
+                goal = "≥ 0.8: {} (capped by the rate limit)".format(goal_text(ok))
+                goals.append(("DNS answers/s, " + dlabels[v][4:] + ", vs dnsmasq", "≥ 0.8",
+                              "{:.3f} (rate-limited)".format(ratio), ok))
+            w("| 6 | DNS answers/s, closed loop, {} in flight, {} s; timeouts (200 ms) | {} | {} ({} timeouts) | {} | {} | {} |".format(
+                rs[0].get("inflight", 16), fmt(rs[0]["seconds"], 1), dlabels[v], fmt(m),
+                fmt(med([r["timeouts"] for r in rs])), spread([r["rate"] for r in rs]),
+                "{:.3f}".format(ratio) if ratio else "—", goal))
+        # CPU per answered query: the server's (dnsmasq's or the daemon's) CPU over the round
+        cpq = {}
+        for v in ("a", "b", "bs"):
+            for mode in ("paced", "flood"):
+                rs = [r for r in dn if r["variant"] == v and r["mode"] == mode and r["answered"]]
+                if rs:
+                    cpq[(v, mode)] = med([r["server_cpu_s"] * 1e6 / r["answered"] for r in rs])
+        for v in ("a", "b", "bs"):
+            if (v, "paced") not in cpq:
+                continue
+            est = ""
+            if v != "a" and cpq.get((v, "paced")):
+                est = "capacity ≈ {} /s on one core (1 / CPU per query)".format(
+                    fmt(1e6 / cpq[(v, "paced")]))
+            elif v == "a":
+                est = "closed loop: {} µs".format(fmt(cpq.get(("a", "flood")), 1))
+            w("| 6 | Server CPU µs per answered query, paced (dnsmasq's; the daemon's) | {} | {} | | | {} |".format(
+                dlabels[v], fmt(cpq[(v, "paced")], 1), est))
+        for r in [r for r in rows if r.get("bench") == "dns-counters"]:
+            q = r.get("dns") or {}
+            w("| 6 | Responder counters after the bench | {} | {:,} answered, {:,} dropped by the rate limit, {:,} refused, {:,} failed | | | |".format(
+                dlabels.get(r.get("variant"), r.get("variant")), q.get("answered", 0),
+                q.get("dropped_rate", 0), q.get("refused", 0), q.get("failed", 0)))
+
+    # ---- events
+    ev = [r for r in rows if r.get("bench") == "events"]
+    ev_rounds = {}
+    for proto, plabel in (("udp", "UDP connect() again and again on one socket"),
+                          ("tcp", "TCP socket() + connect() + close()")):
+        rs = [r for r in ev if r["proto"] == proto]
+        if not rs:
+            continue
+        rounds = {}
+        for r in rs:
+            rounds.setdefault(r["round"], {})[r["variant"]] = r["rate"]
+        ev_rounds[proto] = rounds
+        base = med([r["rate"] for r in rs if r["variant"] == "off"])
+        for v, label in (("off", "daemon with `--no-events` (baseline)"), ("on", "events on")):
+            vals = [r["rate"] for r in rs if r["variant"] == v]
+            if not vals:
+                continue
+            m = med(vals)
+            ratio = m / base if base else None
+            goal = ""
+            if v == "on" and ratio is not None:
+                ok = ratio >= 0.95
+                goal = "≥ 0.95: " + goal_text(ok)
+                goals.append(("Denied connects/s with events, {} (vs --no-events)".format(
+                    proto.upper()), "≥ 0.95", "{:.3f}".format(ratio), ok))
+            w("| 7 | Denied connects/s ({}; every one EPERM) | {} | {} | {} | {} | {} |".format(
+                plabel, label, fmt(m), spread(vals), "{:.3f}".format(ratio) if ratio else "—", goal))
+    for r in [r for r in rows if r.get("bench") == "events-counters"]:
+        e = r.get("events") or {}
+        cpu = [x["daemon_cpu_s"] / x["seconds"] * 100 for x in ev if x["variant"] == "on"]
+        w("| 7 | Events of the events-on sandbox over the bench | sent / rate-limited / lost; daemon CPU while hammered | {:,} / {:,} / {:,}; {:.1f}% of a core | | | |".format(
+            e.get("sent", 0), e.get("limited", 0), e.get("lost", 0), med(cpu) if cpu else 0))
     w("")
 
     w("## Goals\n")
@@ -542,6 +800,24 @@ def render(args):
             if pr:
                 w("\nPaired per-round ratio {}/a: median {:.3f}, min–max {:.3f}–{:.3f}.".format(
                     v, med(pr), min(pr), max(pr)), )
+        w("")
+
+    if ev_rounds:
+        w("## Denied connects, round by round\n")
+        w("Events on / events off (`--no-events`), connects per second; the order of the two "
+          "alternates from round to round.\n")
+        protos = [p for p in ("udp", "tcp") if p in ev_rounds]
+        w("| Round | " + " | ".join("{} on | {} off".format(p.upper(), p.upper()) for p in protos) + " |")
+        w("| --- |" + " --- | --- |" * len(protos))
+        for k in sorted(ev_rounds[protos[0]]):
+            w("| {} | ".format(k) + " | ".join("{} | {}".format(
+                fmt(ev_rounds[p].get(k, {}).get("on")), fmt(ev_rounds[p].get(k, {}).get("off")))
+                for p in protos) + " |")
+        for p in protos:
+            pr = paired_ratios(ev_rounds[p], "off", "on")
+            if pr:
+                w("\nPaired per-round ratio {} on/off: median {:.3f}, min–max {:.3f}–{:.3f}.".format(
+                    p.upper(), med(pr), min(pr), max(pr)))
         w("")
 
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "performance.md.in")) as f:
@@ -581,6 +857,23 @@ def main():
     s = sub.add_parser("memory")
     s.add_argument("--bpffs", required=True)
     s.add_argument("--pid", type=int, required=True)
+    s = sub.add_parser("names")
+    s.add_argument("--count", type=int, required=True)
+    s.add_argument("--hosts", required=True)
+    s.add_argument("--list", required=True)
+    s.add_argument("--policy", required=True)
+    s = sub.add_parser("cpu")
+    s.add_argument("--pid", type=int, action="append", required=True)
+    s = sub.add_parser("names-attach")
+    s.add_argument("--socket", required=True)
+    s.add_argument("--cgroup", required=True)
+    s.add_argument("--netns")
+    s.add_argument("--policy", required=True)
+    s.add_argument("--pid", type=int, required=True)
+    s.add_argument("--idle", type=float, default=10)
+    s = sub.add_parser("sandbox-status")
+    s.add_argument("--socket", required=True)
+    s.add_argument("--cgroup", required=True)
     s = sub.add_parser("render")
     s.add_argument("--results", required=True)
     s.add_argument("--out", required=True)
@@ -590,7 +883,9 @@ def main():
     args = p.parse_args()
     fn = {"policy": cmd_policy, "update-timing": cmd_update_timing,
           "attach-many": cmd_attach_many, "verify-many": cmd_verify_many,
-          "detach-many": cmd_detach_many, "memory": cmd_memory, "render": render}[args.cmd]
+          "detach-many": cmd_detach_many, "memory": cmd_memory, "names": cmd_names,
+          "cpu": cmd_cpu, "names-attach": cmd_names_attach,
+          "sandbox-status": cmd_sandbox_status, "render": render}[args.cmd]
     sys.exit(fn(args) or 0)
 
 

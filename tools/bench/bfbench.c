@@ -26,6 +26,22 @@
  *       allowed target slower than MS (a SYN dropped by a packet filter is
  *       retransmitted after 1 s).
  *
+ *   bfbench dns --server ADDR:PORT --names FILE [--seconds S] [--rate QPS]
+ *               [--outstanding N] [--timeout-ms MS] [--max N]
+ *       UDP DNS queries (type A, RD, no EDNS) for the names of FILE (one a
+ *       line, in turn), from one socket: closed loop with N queries in flight
+ *       (the default, N = 1), or paced at QPS queries a second (an open loop;
+ *       N caps the queries in flight). A query is answered when a reply with
+ *       its ID comes back with NOERROR and an answer; a reply without one is
+ *       "bad"; no reply within MS (1000) is a timeout. Prints the counts, the
+ *       rate of answers and the latency percentiles of the answered queries
+ *       (microseconds, send to receive).
+ *   bfbench deny --target ADDR:PORT [--proto udp|tcp] [--seconds S] [--max N]
+ *       connects to a denied address in a tight loop: UDP, connect() again and
+ *       again on one socket (no packet is sent); TCP, socket() + connect() +
+ *       close() each time. Every attempt must fail with EPERM. Prints the
+ *       attempts per second.
+ *
  * Exit status: 0 when the run worked (whatever the figures), 1 when it did
  * not (no connection at all, errors, bad usage).
  */
@@ -43,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -605,11 +622,369 @@ static int cmd_verdicts(int argc, char **argv)
 	return allowed_ok + denied_ok > 0 ? 0 : 1;
 }
 
+/* ---- dns: UDP DNS queries, closed loop or paced, per-query latency ---- */
+
+#define DNS_MAX_NAMES 65536
+#define DNS_FIFO (1u << 18)
+
+struct dns_sent {
+	uint16_t id;
+	uint32_t seq;
+	double at;
+};
+
+struct dns_slot {
+	bool used;
+	uint32_t seq;
+	double at;
+};
+
+static int latency_compare(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double latency_pct(const float *sorted, size_t n, double q)
+{
+	if (!n)
+		return 0;
+	size_t i = (size_t)(q / 100 * (double)(n - 1) + 0.5);
+
+	return sorted[i < n ? i : n - 1];
+}
+
+/* "n0001.bench.test" as a question: labels, type A, class IN. */
+static int dns_question(const char *name, unsigned char *out, size_t size)
+{
+	size_t used = 0;
+	const char *label = name;
+
+	while (*label) {
+		const char *dot = strchr(label, '.');
+		size_t length = dot ? (size_t)(dot - label) : strlen(label);
+
+		if (length == 0 || length > 63 || used + length + 1 >= size)
+			return -1;
+		out[used++] = (unsigned char)length;
+		memcpy(out + used, label, length);
+		used += length;
+		label += length + (dot ? 1 : 0);
+	}
+	if (used + 5 > size)
+		return -1;
+	out[used++] = 0;
+	out[used++] = 0, out[used++] = 1; /* A */
+	out[used++] = 0, out[used++] = 1; /* IN */
+	return (int)used;
+}
+
+static int cmd_dns(int argc, char **argv)
+{
+	struct endpoint server;
+	bool have_server = false;
+	const char *names_path = NULL;
+	double seconds = 2, rate = 0, timeout = 1.0;
+	long max = 1000000000L;
+	int outstanding_max = 1;
+
+	for (int i = 0; i + 1 < argc; i += 2) {
+		const char *value = argv[i + 1];
+
+		if (!strcmp(argv[i], "--server")) {
+			if (endpoint_parse(value, &server))
+				die("dns: bad --server");
+			have_server = true;
+		} else if (!strcmp(argv[i], "--names")) {
+			names_path = value;
+		} else if (!strcmp(argv[i], "--seconds")) {
+			seconds = atof(value);
+		} else if (!strcmp(argv[i], "--rate")) {
+			rate = atof(value);
+		} else if (!strcmp(argv[i], "--outstanding")) {
+			outstanding_max = atoi(value);
+		} else if (!strcmp(argv[i], "--timeout-ms")) {
+			timeout = atof(value) / 1000;
+		} else if (!strcmp(argv[i], "--max")) {
+			max = atol(value);
+		} else {
+			die("dns: unknown option");
+		}
+	}
+	if (!have_server || !names_path || seconds <= 0 || rate < 0 || timeout <= 0 ||
+	    outstanding_max < 1 || outstanding_max > 4096)
+		die("dns: usage: --server ADDR:PORT --names FILE [--seconds S] [--rate QPS] "
+		    "[--outstanding N] [--timeout-ms MS] [--max N]");
+
+	/* the questions, one per name */
+	static unsigned char questions[DNS_MAX_NAMES][260];
+	static int question_length[DNS_MAX_NAMES];
+	int n_names = 0;
+	char line[300];
+	FILE *f = fopen(names_path, "r");
+
+	if (!f)
+		die("dns: cannot read --names");
+	while (n_names < DNS_MAX_NAMES && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\r\n \t")] = 0;
+		if (!line[0])
+			continue;
+		question_length[n_names] = dns_question(line, questions[n_names], 260);
+		if (question_length[n_names] < 0)
+			die("dns: bad name in --names");
+		n_names++;
+	}
+	fclose(f);
+	if (!n_names)
+		die("dns: no names");
+
+	int fd = socket(server.addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int buffer = 1 << 20;
+
+	if (fd < 0)
+		die("dns: socket");
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buffer, sizeof(buffer));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, sizeof(buffer));
+
+	static struct dns_slot slots[65536];
+	struct dns_sent *fifo = calloc(DNS_FIFO, sizeof(*fifo));
+	size_t fifo_head = 0, fifo_tail = 0, lat_n = 0, lat_cap = 1 << 16;
+	float *lat = malloc(lat_cap * sizeof(*lat));
+	long sent = 0, answered = 0, bad = 0, timeouts = 0, send_errors = 0, late = 0;
+	int first_rcode = -1, first_send_errno = 0, outstanding = 0;
+	uint32_t seq = 0;
+	uint16_t next_id = (uint16_t)(getpid() * 7919);
+	unsigned char message[512], reply[1500];
+
+	if (!fifo || !lat)
+		die("dns: out of memory");
+	install_signals();
+	double start = now_seconds(), deadline = start + seconds, next_send = start;
+
+	for (;;) {
+		double now = now_seconds();
+		bool sending = !stop_requested && now < deadline && sent < max;
+
+		/* the oldest queries first: answered ones leave, expired ones time out */
+		while (fifo_head != fifo_tail) {
+			struct dns_sent *s = &fifo[fifo_head % DNS_FIFO];
+			struct dns_slot *slot = &slots[s->id];
+
+			if (slot->used && slot->seq == s->seq) {
+				if (now - s->at < timeout)
+					break;
+				slot->used = false;
+				outstanding--;
+				timeouts++;
+			}
+			fifo_head++;
+		}
+		while (sending && outstanding < outstanding_max && fifo_tail - fifo_head < DNS_FIFO &&
+		       (rate == 0 || now >= next_send)) {
+			int k = (int)(sent % n_names);
+			int tries = 0;
+
+			while (slots[next_id].used && tries++ < 65536)
+				next_id++;
+			message[0] = (unsigned char)(next_id >> 8);
+			message[1] = (unsigned char)next_id;
+			message[2] = 0x01; /* RD */
+			message[3] = 0;
+			message[4] = 0, message[5] = 1; /* one question */
+			memset(message + 6, 0, 6);
+			memcpy(message + 12, questions[k], (size_t)question_length[k]);
+			if (sendto(fd, message, 12 + (size_t)question_length[k], 0,
+				   (const struct sockaddr *)&server.addr, server.length) < 0) {
+				if (!first_send_errno)
+					first_send_errno = errno;
+				send_errors++;
+				if (errno == EAGAIN || errno == ENOBUFS)
+					break;
+			} else {
+				slots[next_id] = (struct dns_slot){.used = true, .seq = ++seq, .at = now};
+				fifo[fifo_tail++ % DNS_FIFO] =
+					(struct dns_sent){.id = next_id, .seq = seq, .at = now};
+				outstanding++;
+			}
+			sent++;
+			next_id++;
+			if (rate > 0) {
+				next_send += 1 / rate;
+				if (now - next_send > 0.1) { /* far behind: do not burst to catch up */
+					late++;
+					next_send = now;
+				}
+			}
+			now = now_seconds();
+			sending = !stop_requested && now < deadline && sent < max;
+		}
+		if (!sending && outstanding == 0)
+			break;
+		if (stop_requested && now > deadline + timeout)
+			break;
+
+		/* wait for replies, a send time or the oldest query's expiry */
+		double wait = 0.01;
+
+		if (sending && rate > 0 && next_send - now < wait)
+			wait = next_send - now;
+		if (fifo_head != fifo_tail) {
+			double expiry = fifo[fifo_head % DNS_FIFO].at + timeout - now;
+
+			if (expiry < wait)
+				wait = expiry;
+		}
+		if (wait > 0) {
+			struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(wait * 1e9)};
+			fd_set set;
+
+			FD_ZERO(&set);
+			FD_SET(fd, &set);
+			pselect(fd + 1, &set, NULL, NULL, &ts, NULL);
+		}
+		for (int k = 0; k < 256; k++) {
+			ssize_t n = recv(fd, reply, sizeof(reply), 0);
+
+			if (n < 0)
+				break;
+			if (n < 12 || !(reply[2] & 0x80))
+				continue;
+			uint16_t id = (uint16_t)(reply[0] << 8 | reply[1]);
+			struct dns_slot *slot = &slots[id];
+
+			if (!slot->used)
+				continue; /* late, after its timeout: already counted */
+			double t = now_seconds();
+
+			slot->used = false;
+			outstanding--;
+			int rcode = reply[3] & 0x0f, ancount = reply[6] << 8 | reply[7];
+
+			if (rcode || !ancount) {
+				bad++;
+				if (first_rcode < 0)
+					first_rcode = rcode;
+				continue;
+			}
+			answered++;
+			if (lat_n == lat_cap) {
+				lat_cap *= 2;
+				lat = realloc(lat, lat_cap * sizeof(*lat));
+				if (!lat)
+					die("dns: out of memory");
+			}
+			lat[lat_n++] = (float)((t - slot->at) * 1e6);
+		}
+	}
+	double elapsed = (now_seconds() < deadline ? now_seconds() : deadline) - start;
+
+	timeouts += outstanding;
+	qsort(lat, lat_n, sizeof(*lat), latency_compare);
+	double sum = 0;
+
+	for (size_t i = 0; i < lat_n; i++)
+		sum += lat[i];
+	printf("{\"sent\":%ld,\"answered\":%ld,\"bad\":%ld,\"first_rcode\":%d,\"timeouts\":%ld,"
+	       "\"send_errors\":%ld,\"first_send_error\":\"%s\",\"late\":%ld,\"seconds\":%.4f,"
+	       "\"rate\":%.1f,\"p50_us\":%.1f,\"p90_us\":%.1f,\"p99_us\":%.1f,\"max_us\":%.1f,"
+	       "\"mean_us\":%.1f}\n",
+	       sent, answered, bad, first_rcode, timeouts, send_errors,
+	       first_send_errno ? strerror(first_send_errno) : "", late, elapsed,
+	       elapsed > 0 ? answered / elapsed : 0.0, latency_pct(lat, lat_n, 50),
+	       latency_pct(lat, lat_n, 90), latency_pct(lat, lat_n, 99),
+	       lat_n ? lat[lat_n - 1] : 0.0, lat_n ? sum / (double)lat_n : 0.0);
+	free(lat);
+	free(fifo);
+	close(fd);
+	return answered > 0 ? 0 : 1;
+}
+
+/* ---- deny: connects to a denied address in a tight loop ---- */
+
+static int cmd_deny(int argc, char **argv)
+{
+	struct endpoint target;
+	bool have_target = false, tcp = false;
+	double seconds = 2;
+	long max = 1000000000L;
+	long attempts = 0, eperm = 0, connected = 0, other = 0;
+	int first_other = 0;
+
+	for (int i = 0; i + 1 < argc; i += 2) {
+		const char *value = argv[i + 1];
+
+		if (!strcmp(argv[i], "--target")) {
+			if (endpoint_parse(value, &target))
+				die("deny: bad --target");
+			have_target = true;
+		} else if (!strcmp(argv[i], "--proto")) {
+			if (!strcmp(value, "tcp"))
+				tcp = true;
+			else if (strcmp(value, "udp"))
+				die("deny: --proto udp|tcp");
+		} else if (!strcmp(argv[i], "--seconds")) {
+			seconds = atof(value);
+		} else if (!strcmp(argv[i], "--max")) {
+			max = atol(value);
+		} else {
+			die("deny: unknown option");
+		}
+	}
+	if (!have_target || seconds <= 0)
+		die("deny: usage: --target ADDR:PORT [--proto udp|tcp] [--seconds S] [--max N]");
+	install_signals();
+	int udp_fd = tcp ? -1 : socket(target.addr.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (!tcp && udp_fd < 0)
+		die("deny: socket");
+	double start = now_seconds(), deadline = start + seconds, now = start;
+
+	while (attempts < max && !stop_requested) {
+		if ((attempts & 255) == 0 && (now = now_seconds()) >= deadline)
+			break;
+		int fd = udp_fd;
+
+		if (tcp && (fd = socket(target.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+			other++;
+			if (!first_other)
+				first_other = errno;
+			attempts++;
+			continue;
+		}
+		int rc = connect(fd, (const struct sockaddr *)&target.addr, target.length);
+		int err = rc ? errno : 0;
+
+		if (tcp)
+			close(fd);
+		attempts++;
+		if (rc == 0) {
+			connected++;
+		} else if (err == EPERM) {
+			eperm++;
+		} else {
+			other++;
+			if (!first_other)
+				first_other = err;
+		}
+	}
+	double elapsed = now_seconds() - start;
+
+	if (udp_fd >= 0)
+		close(udp_fd);
+	printf("{\"attempts\":%ld,\"eperm\":%ld,\"connected\":%ld,\"other_error\":%ld,"
+	       "\"first_other\":\"%s\",\"seconds\":%.4f,\"rate\":%.1f}\n",
+	       attempts, eperm, connected, other, first_other ? strerror(first_other) : "",
+	       elapsed, elapsed > 0 ? attempts / elapsed : 0.0);
+	/* every attempt must be refused with EPERM: anything else is a broken bench */
+	return eperm > 0 && connected == 0 && other == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2)
-		die("usage: bfbench serve|httpd|connect|verdicts ...");
+		die("usage: bfbench serve|httpd|connect|verdicts|dns|deny ...");
 	if (!strcmp(argv[1], "serve"))
 		return cmd_serve(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "httpd"))
@@ -618,6 +993,10 @@ int main(int argc, char **argv)
 		return cmd_connect(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "verdicts"))
 		return cmd_verdicts(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "dns"))
+		return cmd_dns(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "deny"))
+		return cmd_deny(argc - 2, argv + 2);
 	die("unknown command");
 	return 1;
 }

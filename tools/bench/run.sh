@@ -12,8 +12,11 @@
 #               sbx eth1 198.18.1.1          <-> prx eth0 198.18.1.2 (tinyproxy :8888)
 #               prx eth1 198.18.2.1          <-> srv eth1 198.18.2.2
 #   cgroups     <cgroup2>/bfbpf-bench-PID/{plain,b10,b10k,b10kw,upd,scale/sN}
-#   a daemon    build/bfbpf daemon, its socket in a temporary directory, its pins in
-#               /sys/fs/bpf/bfbpf-bench-PID
+#   daemons     a copy of build/bfbpf (taken at the start), its socket in a temporary
+#               directory, its pins in /sys/fs/bpf/bfbpf-bench-PID; the benchmarks 5-7
+#               start more daemons, pins in /sys/fs/bpf/bfbpf-bench-PID-NAME
+#   dnsmasq     two: on 127.0.0.1:P of the host (the daemons' --dns-server) and on
+#               198.18.0.2:53 in srv (the sandbox's direct path), the same generated names
 # All traffic stays inside these namespaces. Every loop is bounded in time and count.
 #
 # Benchmarks (each comparison interleaved: round 1 of every variant, then round 2 ...):
@@ -24,6 +27,16 @@
 #   3 update    round trip of an update between two N-entry policies (N = 100 ... 100,000),
 #               idle and under a connect loop that counts wrong verdicts
 #   4 scale     attach and verify many sandboxes of 100 entries: times, memory
+#   5 names     attach of a policy naming 1,000 names (a local dnsmasq answers them):
+#               wall time, every name resolved, the daemon's CPU during the resolution
+#               and while idle between refreshes (verification every 5 s, and every hour)
+#   6 dns       the DNS responder answering cached names to a sandbox process, against
+#               the same queries to dnsmasq directly (no redirect): latency paced under
+#               the responder's rate limit, answers/s in a closed loop, CPU per query
+#   7 events    denied connects/s (UDP and TCP) from a sandbox, daemon with events on
+#               against one with --no-events
+# BENCH_STEPS="5 6" runs only those benchmarks (the world is built all the same); its
+# report goes to build/bench/steps.md, never to docs/performance.md.
 # Exit status: 1 when a step could not run (a broken bench must fail CI); missed goals
 # are reported in the output, never an exit status.
 
@@ -31,7 +44,8 @@ set -u
 set -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BFBPF=${BFBPF:-$ROOT/build/bfbpf}
+BFBPF_BUILT=${BFBPF:-$ROOT/build/bfbpf}
+BFBPF= # a copy of BFBPF_BUILT, taken at the start: the build may change during the run
 OUT=$ROOT/build/bench
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=$(command -v python3); fi
 BENCH_PY=$ROOT/tools/bench/bench.py
@@ -42,7 +56,7 @@ for arg in "$@"; do
 	case $arg in
 	--quick) QUICK=1 ;;
 	-h | --help)
-		sed -n '3,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+		sed -n '3,41p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -58,6 +72,9 @@ if [ "$QUICK" = 1 ]; then
 	HTTP_ROUNDS=1 HTTP_MIB=16
 	UPDATE_SIZES=100,1000,10000,100000 UPDATE_ROUNDS=4 UPDATE_CLI_ROUNDS=2
 	SCALE_COUNT=10 IDLE_SECONDS=1
+	NAMES_COUNT=100 NAMES_ROUNDS=1 NAMES_IDLE=1
+	DNS_ROUNDS=1 DNS_SECONDS=0.5 DNS_QUERY_NAMES=20
+	EVENTS_ROUNDS=2 EVENTS_SECONDS=0.3
 	RESULTS=$OUT/quick.jsonl REPORT=$OUT/quick.md
 else
 	CONNECT_ROUNDS=11 CONNECT_SECONDS=2
@@ -65,10 +82,20 @@ else
 	HTTP_ROUNDS=5 HTTP_MIB=1024
 	UPDATE_SIZES=100,1000,10000,100000 UPDATE_ROUNDS=30 UPDATE_CLI_ROUNDS=10
 	SCALE_COUNT=1000 IDLE_SECONDS=10
+	NAMES_COUNT=1000 NAMES_ROUNDS=3 NAMES_IDLE=10
+	DNS_ROUNDS=5 DNS_SECONDS=5 DNS_QUERY_NAMES=100
+	EVENTS_ROUNDS=7 EVENTS_SECONDS=2
 	RESULTS=$OUT/results.jsonl REPORT=$ROOT/docs/performance.md
+fi
+if [ -n "${BENCH_STEPS:-}" ] && [ "$QUICK" = 0 ]; then
+	# a partial run never replaces the published figures
+	RESULTS=$OUT/steps.jsonl REPORT=$OUT/steps.md
 fi
 CONNECT_THREADS=${BENCH_THREADS:-2}
 CONNECT_CONCURRENCY=${BENCH_CONCURRENCY:-16}
+NAMES_TTL=60     # dnsmasq's --local-ttl: the daemons refresh the names every minute
+DNS_RATE=100     # paced queries/s: under the responder's limit (200/s, bursts of 400)
+DNS_INFLIGHT=16  # the closed loop's queries in flight
 
 ID=$$
 NS_SBX=bfbench-$ID-sbx
@@ -79,6 +106,7 @@ TMP=
 CGB=
 DAEMON_PID=
 PIDS=()
+DNSMASQ_PIDS=()
 FAILED=()
 START=$(date +%s)
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -98,10 +126,14 @@ cleanup() {
 	if [ -n "$DAEMON_PID" ]; then
 		kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
 	fi
+	for pid in "${DNSMASQ_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	done
 	ip netns del "$NS_SBX" 2>/dev/null
 	ip netns del "$NS_PRX" 2>/dev/null
 	ip netns del "$NS_SRV" 2>/dev/null
 	[ -d "$BPFFS" ] && rm -rf "$BPFFS"
+	for dir in "$BPFFS"-*; do [ -d "$dir" ] && rm -rf "$dir"; done
 	if [ -n "$CGB" ] && [ -d "$CGB" ]; then
 		# whatever is left in the bench's cgroups is the bench's: kill it, then
 		# remove the cgroups, children first
@@ -119,8 +151,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 [ "$(id -u)" -eq 0 ] || die "run me as root (network namespaces, cgroups, BPF)"
-[ -x "$BFBPF" ] || die "$BFBPF is missing: run make first"
-for tool in ip nsenter iperf3 tinyproxy curl bpftool gcc "$PY"; do
+[ -x "$BFBPF_BUILT" ] || die "$BFBPF_BUILT is missing: run make first"
+for tool in ip nsenter iperf3 tinyproxy curl bpftool gcc dnsmasq "$PY"; do
 	command -v "$tool" >/dev/null || die "$tool is missing: run make deps"
 done
 
@@ -129,6 +161,8 @@ gcc -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread \
 	-o "$LOADGEN" "$ROOT/tools/bench/bfbench.c" || die "cannot build the load generator"
 : >"$RESULTS"
 TMP=$(mktemp -d /tmp/bfbpf-bench.XXXXXX)
+BFBPF=$TMP/bfbpf
+cp "$BFBPF_BUILT" "$BFBPF" || die "cannot copy $BFBPF_BUILT"
 
 # ---------------------------------------------------------------- world
 
@@ -136,7 +170,7 @@ CG2=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2
 [ -n "$CG2" ] || die "no cgroup2 mount in /proc/self/mountinfo"
 CGB=$CG2/bfbpf-bench-$ID
 mkdir "$CGB" || die "cannot create $CGB"
-for cg in plain b10 b10k b10kw upd scale; do mkdir "$CGB/$cg" || die "cannot create $CGB/$cg"; done
+for cg in plain b10 b10k b10kw upd scale names dns dns-small ev-on ev-off; do mkdir "$CGB/$cg" || die "cannot create $CGB/$cg"; done
 
 [ -d /sys/module/veth ] || modprobe veth 2>/dev/null
 mkdir -p /run/netns
@@ -182,6 +216,10 @@ record() { echo "$1" >>"$RESULTS"; }
 step() { # NAME FUNCTION: runs a benchmark; a failure is remembered, the run goes on
 	local name=$1 t0=$SECONDS
 	shift
+	if [ -n "${BENCH_STEPS:-}" ] && [[ " $BENCH_STEPS " != *" ${name%%.*} "* ]]; then
+		say "== $name: skipped (BENCH_STEPS=$BENCH_STEPS)"
+		return 0
+	fi
 	say "== $name"
 	if "$@"; then
 		say "   $name: done in $((SECONDS - t0)) s"
@@ -210,6 +248,57 @@ for _ in $(seq 100); do
 done
 [ -S "$TMP/s" ] || die "the daemon did not start: $(tail -3 "$TMP/daemon.log")"
 export BFBPF_SOCKET=$TMP/s
+
+# names (benchmarks 5 and 6): NAMES_COUNT names with distinct addresses, answered by
+# two dnsmasq with the same hosts file: one on the host's loopback for the daemons
+# (--dns-server), one in srv on 198.18.0.2:53 for the sandbox's direct path
+"$PY" "$BENCH_PY" names --count "$NAMES_COUNT" --hosts "$TMP/names.hosts" \
+	--list "$TMP/names.list" --policy "$TMP/names.json" >/dev/null || die "cannot generate the names"
+DNS_PORT=$("$PY" -c '
+import socket
+for _ in range(50):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 0))
+    port = u.getsockname()[1]
+    t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        t.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    print(port)
+    break')
+[ -n "$DNS_PORT" ] || die "no free port for dnsmasq on 127.0.0.1"
+dnsmasq_args=(--keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts
+	--addn-hosts="$TMP/names.hosts" --bind-interfaces --local-ttl="$NAMES_TTL"
+	--pid-file= --user=root --cache-size=10000)
+dnsmasq "${dnsmasq_args[@]}" --listen-address=127.0.0.1 --port="$DNS_PORT" \
+	>"$TMP/dnsmasq-host.log" 2>&1 &
+DNSMASQ_HOST_PID=$!
+DNSMASQ_PIDS+=($!)
+in_ns "$NS_SRV" dnsmasq "${dnsmasq_args[@]}" --listen-address=198.18.0.2 --port=53 \
+	>"$TMP/dnsmasq-srv.log" 2>&1 &
+DNSMASQ_SRV_PID=$!
+DNSMASQ_PIDS+=($!)
+
+# more daemons (benchmarks 5-7): NAME gets its socket, pins and state directory
+start_daemon() { # NAME ARGS...: sets DPID
+	local name=$1
+	shift
+	"$BFBPF" daemon --socket "$TMP/$name.sock" --bpffs "$BPFFS-$name" \
+		--state-dir "$TMP/state-$name" --log-level warn "$@" 2>>"$TMP/daemon-$name.log" &
+	DPID=$!
+	PIDS+=("$DPID")
+	for _ in $(seq 100); do
+		[ -S "$TMP/$name.sock" ] && return 0
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	warn "daemon $name did not start: $(tail -3 "$TMP/daemon-$name.log")"
+	return 1
+}
+stop_daemon() { # NAME PID: stops it and removes its pins (detach its sandboxes first)
+	kill "$2" 2>/dev/null && wait "$2" 2>/dev/null
+	rm -rf "${BPFFS:?}-$1" "$TMP/$1.sock"
+}
 
 # policies: the server's addresses plus generated entries (tools/bench/bench.py policy)
 policy() { # NAME COUNT SEED FIXED...
@@ -268,6 +357,18 @@ wait_port "$NS_SRV" 198.18.0.2 9000 || die "the connect server did not start"
 wait_port "$NS_SRV" 198.18.0.2 8080 || die "the HTTP server did not start"
 wait_port "$NS_SRV" 198.18.0.2 5201 || die "iperf3 did not start"
 wait_port "$NS_SBX" 198.18.1.2 8888 || die "tinyproxy did not start: $(tail -3 "$TMP/tinyproxy.log")"
+wait_dns() { # NS|- SERVER PORT: dnsmasq answers the first name (-: the host's namespace)
+	local run=(in_ns "$1")
+	[ "$1" = - ] && run=(exec)
+	for _ in $(seq 100); do
+		("${run[@]}" "$LOADGEN" dns --server "$2:$3" --names "$TMP/names.list" --max 1 \
+			--timeout-ms 200) >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	return 1
+}
+wait_dns - 127.0.0.1 "$DNS_PORT" || die "dnsmasq on 127.0.0.1:$DNS_PORT did not start: $(tail -3 "$TMP/dnsmasq-host.log")"
+wait_dns "$NS_SBX" 198.18.0.2 53 || die "dnsmasq in srv did not start: $(tail -3 "$TMP/dnsmasq-srv.log")"
 say "world ready: namespaces $NS_SBX $NS_SRV $NS_PRX, cgroups under $CGB, daemon pid $DAEMON_PID"
 
 # ---------------------------------------------------------------- 1. connect rate
@@ -434,10 +535,160 @@ bench_scale() {
 	record "{\"bench\":\"scale\",\"count\":$SCALE_COUNT,\"attach\":$attach,\"verify\":$verify,\"detach\":$detach,\"memory_before\":$before,\"memory_after\":$after,\"idle_seconds\":$IDLE_SECONDS,\"idle_cpu_percent\":$(awk -v a="$c0" -v b="$c1" -v s="$IDLE_SECONDS" 'BEGIN { printf "%.2f", (b - a) * 100 / s }')}"
 }
 
+# ---------------------------------------------------------------- 5. names
+
+bench_names() {
+	local round v name out pid flags
+	for round in $(seq "$NAMES_ROUNDS"); do
+		# a fresh daemon each time, so that every attach resolves every name
+		for v in verify5 verify3600; do
+			flags=()
+			[ $v = verify3600 ] && flags=(--verify-interval 3600)
+			name=names-$round-$v
+			start_daemon "$name" --dns-server "127.0.0.1:$DNS_PORT" "${flags[@]}" || return 1
+			pid=$DPID
+			out=$("$PY" "$BENCH_PY" names-attach --socket "$TMP/$name.sock" --cgroup "$CGB/names" \
+				--netns "/run/netns/$NS_SBX" --policy "$TMP/names.json" --pid "$pid" \
+				--idle "$NAMES_IDLE") || {
+				warn "names $v round $round failed: $out"
+				stop_daemon "$name" "$pid"
+				return 1
+			}
+			stop_daemon "$name" "$pid"
+			record "{\"bench\":\"names\",\"variant\":\"$v\",\"round\":$round,${out#\{}"
+			say "   round $round $v: attach $(jget "$out" 'round(d["attach_ms"])') ms," \
+				"$(jget "$out" 'd["status_with_addresses"]')/$NAMES_COUNT names with addresses," \
+				"CPU $(jget "$out" 'd["attach_cpu"]["cpu_s"]') s, idle $(jget "$out" 'd["idle_cpu"]["cpu_s"]') s" \
+				"($(jget "$out" 'round(d["idle_cpu"]["sched_s"] * 1000, 2)') ms) over $NAMES_IDLE s"
+		done
+	done
+}
+
+# ---------------------------------------------------------------- 6. DNS responder
+
+cpu_now() { "$PY" "$BENCH_PY" cpu --pid "$1" | "$PY" -c 'import json,sys; d=json.load(sys.stdin); v=list(d.values())[0]; print(v["sched_s"] if v["sched_s"] is not None else v["cpu_s"])'; }
+
+bench_dns() {
+	local round v mode out pid c0 c1 server_pid args
+	start_daemon dns --dns-server "127.0.0.1:$DNS_PORT" --verify-interval 3600 --min-ttl 3600 ||
+		return 1
+	pid=$DPID
+	out=$("$BFBPF" attach --cgroup "$CGB/dns" --policy "$TMP/names.json" \
+		--netns "/run/netns/$NS_SBX" --socket "$TMP/dns.sock" --json) || {
+		warn "attach of the DNS sandbox failed: $out"
+		return 1
+	}
+	[ "$(jget "$out" 'len(d["unresolved"])')" = 0 ] || {
+		warn "names unresolved at attach: $(jget "$out" 'd["unresolved"][:3]')"
+		return 1
+	}
+	head -n "$DNS_QUERY_NAMES" "$TMP/names.list" >"$TMP/dns-query.names"
+	# bs: a second sandbox whose policy names only the queried names
+	"$PY" -c 'import json,sys; json.dump({"network_mode": "allowlist", "allow_model_endpoint": False, "allowed_hosts": open(sys.argv[1]).read().split()}, open(sys.argv[2], "w"))' \
+		"$TMP/dns-query.names" "$TMP/dns-small.json" || return 1
+	out=$("$BFBPF" attach --cgroup "$CGB/dns-small" --policy "$TMP/dns-small.json" \
+		--netns "/run/netns/$NS_SBX" --socket "$TMP/dns.sock" --json) || {
+		warn "attach of the small DNS sandbox failed: $out"
+		return 1
+	}
+	# warm up: each name once, through the responders (they learn them) and directly
+	for v in b bs a; do
+		out=$(in_sandbox "$(cg_of_dns $v)" "$LOADGEN" dns --server 198.18.0.2:53 \
+			--names "$TMP/dns-query.names" --rate "$DNS_RATE" --max "$DNS_QUERY_NAMES" \
+			--seconds 30) || {
+			warn "DNS warm-up $v failed: $out"
+			return 1
+		}
+		[ "$(jget "$out" 'd["answered"]')" = "$DNS_QUERY_NAMES" ] || {
+			warn "DNS warm-up $v: not every name answered: $out"
+			return 1
+		}
+	done
+	sleep 2 # the responder's token bucket refills (200/s, 400 at most)
+	for round in $(seq "$DNS_ROUNDS"); do
+		for mode in paced flood; do
+			for v in a b bs; do
+				server_pid=$DNSMASQ_SRV_PID
+				[ $v != a ] && server_pid=$pid
+				args=(--rate "$DNS_RATE" --outstanding 64)
+				[ $mode = flood ] && args=(--outstanding "$DNS_INFLIGHT" --timeout-ms 200)
+				c0=$(cpu_now "$server_pid")
+				out=$(in_sandbox "$(cg_of_dns $v)" "$LOADGEN" dns --server 198.18.0.2:53 \
+					--names "$TMP/dns-query.names" --seconds "$DNS_SECONDS" "${args[@]}") || {
+					warn "DNS $mode $v round $round failed: $out"
+					return 1
+				}
+				c1=$(cpu_now "$server_pid")
+				record "{\"bench\":\"dns\",\"mode\":\"$mode\",\"variant\":\"$v\",\"round\":$round,\"query_names\":$DNS_QUERY_NAMES,\"inflight\":$DNS_INFLIGHT,\"server_cpu_s\":$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.6f", b - a }'),${out#\{}"
+				say "   round $round $mode $v: $(jget "$out" 'round(d["rate"])') answers/s," \
+					"p50 $(jget "$out" 'round(d["p50_us"])') µs, p99 $(jget "$out" 'round(d["p99_us"])') µs," \
+					"$(jget "$out" 'd["timeouts"]') timeouts"
+			done
+		done
+	done
+	out=$("$PY" "$BENCH_PY" sandbox-status --socket "$TMP/dns.sock" --cgroup "$CGB/dns") || return 1
+	record "{\"bench\":\"dns-counters\",\"variant\":\"b\",${out#\{}"
+	say "   responder counters (b): $out"
+	out=$("$PY" "$BENCH_PY" sandbox-status --socket "$TMP/dns.sock" --cgroup "$CGB/dns-small") || return 1
+	record "{\"bench\":\"dns-counters\",\"variant\":\"bs\",${out#\{}"
+	say "   responder counters (bs): $out"
+	"$BFBPF" detach --cgroup "$CGB/dns" --socket "$TMP/dns.sock" >/dev/null || return 1
+	"$BFBPF" detach --cgroup "$CGB/dns-small" --socket "$TMP/dns.sock" >/dev/null || return 1
+	stop_daemon dns "$pid"
+}
+cg_of_dns() { case $1 in a) echo "$CGB/plain" ;; b) echo "$CGB/dns" ;; bs) echo "$CGB/dns-small" ;; esac; }
+
+# ---------------------------------------------------------------- 7. events
+
+bench_events() {
+	local round proto v out on_pid off_pid order c0 c1 dpid
+	# two daemons alike but for --no-events, each with a sandbox of the same policy
+	start_daemon ev --dns-server "127.0.0.1:$DNS_PORT" || return 1
+	on_pid=$DPID
+	start_daemon noev --dns-server "127.0.0.1:$DNS_PORT" --no-events || return 1
+	off_pid=$DPID
+	"$BFBPF" attach --cgroup "$CGB/ev-on" --policy "$TMP/b10.json" --socket "$TMP/ev.sock" \
+		>/dev/null || return 1
+	"$BFBPF" attach --cgroup "$CGB/ev-off" --policy "$TMP/b10.json" --socket "$TMP/noev.sock" \
+		>/dev/null || return 1
+	"$BFBPF" verify --cgroup "$CGB/ev-on" --socket "$TMP/ev.sock" >/dev/null || return 1
+	"$BFBPF" verify --cgroup "$CGB/ev-off" --socket "$TMP/noev.sock" >/dev/null || return 1
+	for round in $(seq "$EVENTS_ROUNDS"); do
+		# the order alternates from round to round
+		order="on off"
+		[ $((round % 2)) = 0 ] && order="off on"
+		for proto in udp tcp; do
+			for v in $order; do
+				dpid=$on_pid
+				[ $v = off ] && dpid=$off_pid
+				c0=$(cpu_now "$dpid")
+				out=$(in_sandbox "$CGB/ev-$v" "$LOADGEN" deny --target 198.18.0.3:9000 \
+					--proto $proto --seconds "$EVENTS_SECONDS") || {
+					warn "denied connects $proto events $v round $round failed: $out"
+					return 1
+				}
+				c1=$(cpu_now "$dpid")
+				record "{\"bench\":\"events\",\"proto\":\"$proto\",\"variant\":\"$v\",\"round\":$round,\"daemon_cpu_s\":$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.6f", b - a }'),${out#\{}"
+				say "   round $round $proto events $v: $(jget "$out" 'round(d["rate"])') denied connects/s"
+			done
+		done
+	done
+	out=$("$PY" "$BENCH_PY" sandbox-status --socket "$TMP/ev.sock" --cgroup "$CGB/ev-on") || return 1
+	record "{\"bench\":\"events-counters\",${out#\{}"
+	say "   event counters (events on): $out"
+	"$BFBPF" detach --cgroup "$CGB/ev-on" --socket "$TMP/ev.sock" >/dev/null || return 1
+	"$BFBPF" detach --cgroup "$CGB/ev-off" --socket "$TMP/noev.sock" >/dev/null || return 1
+	stop_daemon ev "$on_pid"
+	stop_daemon noev "$off_pid"
+}
+
 step "1. connect rate" bench_connect
 step "2. bulk throughput" bench_bulk
 step "3. policy update" bench_update
 step "4. scale" bench_scale
+step "5. names" bench_names
+step "6. DNS responder" bench_dns
+step "7. events" bench_events
 
 kill -0 "$DAEMON_PID" 2>/dev/null || {
 	warn "the daemon died during the bench: $(tail -5 "$TMP/daemon.log")"
@@ -448,7 +699,7 @@ kill -0 "$DAEMON_PID" 2>/dev/null || {
 
 MACHINE=$OUT/machine.json
 [ "$QUICK" = 1 ] && MACHINE=$OUT/quick-machine.json
-"$PY" - "$MACHINE" "$BFBPF" $(($(date +%s) - START)) "$LOAD_START" <<'EOF'
+"$PY" - "$MACHINE" "$BFBPF_BUILT" $(($(date +%s) - START)) "$LOAD_START" <<'EOF'
 import json, os, platform, subprocess, sys, datetime
 def run(*cmd):
     try:
@@ -466,6 +717,7 @@ m = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
      "bfbpf": rev or "?", "tinyproxy": run("tinyproxy", "-v"),
      "iperf3": (run("iperf3", "--version").splitlines() or ["?"])[0],
      "curl": (run("curl", "--version").splitlines() or ["?"])[0].split(" (")[0],
+     "dnsmasq": (run("dnsmasq", "--version").splitlines() or ["?"])[0].split("  ")[0],
      "duration": "%s s" % sys.argv[3],
      "load_average": "%s at the start, %s at the end (1, 5, 15 min)" % (
          sys.argv[4], " ".join(open("/proc/loadavg").read().split()[:3]))}
