@@ -44,7 +44,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, BFBPF_MAX_SANDBOXES);
 	__uint(map_flags, BPF_F_NO_PREALLOC); /* 65,536 preallocated values would be 6 MiB */
-	__type(key, __u64); /* cgroup id of the attached cgroup */
+	__type(key, __u64);		      /* cgroup id of the attached cgroup */
 	__type(value, struct bfbpf_sandbox);
 } sandboxes SEC(".maps");
 
@@ -547,15 +547,22 @@ int BPF_PROG(bfbpf_socket_create, int family, int type, int protocol, int kern)
 {
 	struct sandbox_ref ref;
 	struct denial denial = {.protocol = protocol, .family = family, .type = type, .in_task = 1};
+	int verdict;
 
 	if (kern)
 		return BFBPF_VERDICT_ALLOW; /* the kernel's own sockets, not the sandbox's */
 	ref = sandbox_of_current_task();
-	/* Inet sockets are counted (and reported) by cgroup/sock_create. */
+	verdict = socket_verdict(ref.value, family, type, protocol);
+	/*
+	 * This hook runs before cgroup/sock_create. An inet socket it allows is
+	 * counted there; one it refuses never gets there, so it is reported here,
+	 * under sock_create, the hook that judges inet sockets where there is no LSM.
+	 */
 	if (family == AF_INET || family == AF_INET6)
-		return socket_verdict(ref.value, family, type, protocol);
-	return account(ref, BFBPF_HOOK_SOCKET_LSM,
-		       socket_verdict(ref.value, family, type, protocol), &denial);
+		return verdict == BFBPF_VERDICT_ALLOW
+			       ? verdict
+			       : account(ref, BFBPF_HOOK_SOCK_CREATE, verdict, &denial);
+	return account(ref, BFBPF_HOOK_SOCKET_LSM, verdict, &denial);
 }
 
 /* Reads the destination port of a TCP or UDP header at offset; 0 for others. */
