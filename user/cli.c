@@ -15,13 +15,14 @@
 #include "client.h"
 #include "daemon.h"
 #include "log.h"
+#include "responder.h"
 
 static const char cli_usage_text[] =
 	"usage:\n"
 	"  bfbpf daemon  [--socket PATH] [--bpffs DIR] [--state-dir DIR] [--socket-group GROUP]\n"
 	"                [--dns-server ADDR[:PORT]]... [--log-level error|warn|info|debug]\n"
 	"                [--verify-interval SECONDS] [--min-ttl S] [--max-ttl S] [--grace S]\n"
-	"                [--no-events] [--metrics-listen ADDR:PORT]\n"
+	"                [--no-events] [--metrics-listen ADDR:PORT] [--dns-rate QPS]\n"
 	"  bfbpf attach  TARGET POLICY [--netns PATH] [--socket PATH] [--json]\n"
 	"  bfbpf update  TARGET POLICY [--socket PATH] [--json]\n"
 	"  bfbpf detach  TARGET [--socket PATH] [--json]\n"
@@ -423,12 +424,14 @@ static int cli_daemon(int argc, char **argv)
 		{"grace", required_argument, NULL, CLI_OPTION_GRACE},
 		{"no-events", no_argument, NULL, CLI_OPTION_NO_EVENTS},
 		{"metrics-listen", required_argument, NULL, CLI_OPTION_METRICS_LISTEN},
+		{"dns-rate", required_argument, NULL, CLI_OPTION_DNS_RATE},
 		{"help", no_argument, NULL, CLI_OPTION_HELP},
 		{0},
 	};
 	struct daemon_options daemon = {
 		.verify_interval_seconds = 5,
 		.events = true,
+		.dns_rate = RESPONDER_RATE_PER_SECOND,
 		.socket_path = client_socket_path(NULL),
 		.bpffs_dir = DAEMON_DEFAULT_BPFFS,
 		.socket_group = (gid_t)-1,
@@ -479,6 +482,16 @@ static int cli_daemon(int argc, char **argv)
 		case CLI_OPTION_METRICS_LISTEN:
 			daemon.metrics_listen = optarg;
 			break;
+		case CLI_OPTION_DNS_RATE: {
+			uint32_t rate;
+
+			if (cli_seconds(optarg, &rate) || rate < 1)
+				return cli_usage_error("--dns-rate %s: expected queries per second (1 "
+						       "to 86400)",
+						       optarg);
+			daemon.dns_rate = rate;
+			break;
+		}
 		case CLI_OPTION_VERIFY_INTERVAL:
 			daemon.verify_interval_seconds = atoi(optarg);
 			if (daemon.verify_interval_seconds < 1 ||

@@ -489,6 +489,7 @@ static int daemon_setup_resolver(struct daemon *daemon)
 		return -errno;
 	daemon->registry.resolver = daemon->resolver;
 	daemon->dns.epoll_fd = daemon->epoll_fd;
+	daemon->dns.rate_per_second = daemon->options->dns_rate;
 	daemon->dns.registry = &daemon->registry;
 	daemon->dns.resolver = daemon->resolver;
 	daemon->registry.dns = &daemon->dns;

@@ -188,7 +188,7 @@ int responder_open(struct responder_context *context, struct sandbox *sandbox, i
 	responder->udp[0] = responder->udp[1] = responder->listen[0] = responder->listen[1] = -1;
 	for (int i = 0; i < RESPONDER_MAX_TCP; i++)
 		responder->tcp[i].fd = -1;
-	responder->tokens = 2 * RESPONDER_RATE_PER_SECOND;
+	responder->tokens = 2.0 * context->rate_per_second;
 	responder->tokens_at_ms = ctl_monotonic_ms();
 	err = responder_bind_all(responder, netns_fd, want_port);
 	if (err) {
@@ -258,7 +258,7 @@ static bool responder_take_token(struct responder *responder)
 	responder->tokens +=
 		(double)(now - responder->tokens_at_ms) * RESPONDER_RATE_PER_SECOND / 1000.0;
 	if (responder->tokens > 2 * RESPONDER_RATE_PER_SECOND)
-		responder->tokens = 2 * RESPONDER_RATE_PER_SECOND;
+		responder->tokens = 2.0 * context->rate_per_second;
 	responder->tokens_at_ms = now;
 	if (responder->tokens < 1.0)
 		return false;

@@ -22,13 +22,14 @@ struct resolver;
 /* Documented limits (docs/dns.md). */
 #define RESPONDER_MAX_LEARNED 1024    /* names learned through DNS per sandbox (LRU beyond) */
 #define RESPONDER_MAX_IN_FLIGHT 64    /* queries waiting for upstream per sandbox */
-#define RESPONDER_RATE_PER_SECOND 200 /* queries per second per sandbox (burst: 2 s worth) */
+#define RESPONDER_RATE_PER_SECOND 200 /* default queries per second per sandbox (burst: 2 s worth) */
 #define RESPONDER_MAX_TCP 16	      /* TCP connections per sandbox */
 #define RESPONDER_TCP_IDLE_SECONDS 10
 #define RESPONDER_QUERY_TIMEOUT_MS 5000
 
 struct responder_context {
 	int epoll_fd;
+	unsigned int rate_per_second; /* --dns-rate */
 	struct sandbox_registry *registry;
 	struct resolver *resolver;
 };
