@@ -486,9 +486,10 @@ static int cli_daemon(int argc, char **argv)
 			uint32_t rate;
 
 			if (cli_seconds(optarg, &rate) || rate < 1)
-				return cli_usage_error("--dns-rate %s: expected queries per second (1 "
-						       "to 86400)",
-						       optarg);
+				return cli_usage_error(
+					"--dns-rate %s: expected queries per second (1 "
+					"to 86400)",
+					optarg);
 			daemon.dns_rate = rate;
 			break;
 		}

@@ -21,7 +21,7 @@ struct daemon_options {
 	struct resolver_options resolver;
 	bool events;		    /* denials produce events (default true) */
 	const char *metrics_listen; /* ADDR:PORT for Prometheus scrapes, or NULL */
-	unsigned int dns_rate;      /* DNS queries per second per sandbox */
+	unsigned int dns_rate;	    /* DNS queries per second per sandbox */
 };
 
 /* Runs until SIGINT or SIGTERM; sandboxes stay enforced after it returns. */

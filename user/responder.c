@@ -255,10 +255,10 @@ static bool responder_take_token(struct responder *responder)
 {
 	uint64_t now = ctl_monotonic_ms();
 
-	responder->tokens +=
-		(double)(now - responder->tokens_at_ms) * RESPONDER_RATE_PER_SECOND / 1000.0;
-	if (responder->tokens > 2 * RESPONDER_RATE_PER_SECOND)
-		responder->tokens = 2.0 * context->rate_per_second;
+	responder->tokens += (double)(now - responder->tokens_at_ms) *
+			     responder->context->rate_per_second / 1000.0;
+	if (responder->tokens > 2.0 * responder->context->rate_per_second)
+		responder->tokens = 2.0 * responder->context->rate_per_second;
 	responder->tokens_at_ms = now;
 	if (responder->tokens < 1.0)
 		return false;
@@ -371,7 +371,8 @@ static void responder_wait(struct responder *responder, const struct responder_p
 	for (int i = 0; i < RESPONDER_MAX_IN_FLIGHT && index < 0; i++)
 		if (!responder->pending[i])
 			index = i;
-	if (index >= 0 && (slot = calloc(1, sizeof(*slot))) && !(slot->query = malloc(where->length))) {
+	if (index >= 0 && (slot = calloc(1, sizeof(*slot))) &&
+	    !(slot->query = malloc(where->length))) {
 		free(slot);
 		slot = NULL;
 	}
@@ -586,10 +587,10 @@ static json_t *responder_learned_json(const struct responder *responder,
 		else
 			inet_ntop(AF_INET6, &address->addr, text, sizeof(text));
 		/* Kept until last seen + TTL + grace unless an answer sees it again. */
-		json_array_append_new(addresses,
-				      json_pack("{s:s, s:I}", "address", text, "expires",
-						(json_int_t)(address->last_seen + address->ttl +
-							     config->grace)));
+		json_array_append_new(
+			addresses,
+			json_pack("{s:s, s:I}", "address", text, "expires",
+				  (json_int_t)(address->last_seen + address->ttl + config->grace)));
 	}
 	return json_pack("{s:s, s:I, s:o, s:I}", "name", learned->name, "last_used",
 			 (json_int_t)learned->last_used, "addresses", addresses, "next_refresh",
@@ -604,14 +605,13 @@ json_t *responder_status(const struct responder *responder)
 	for (size_t i = 0; i < sandbox->learned_count; i++)
 		json_array_append_new(learned,
 				      responder_learned_json(responder, &sandbox->learned[i]));
-	return json_pack("{s:i, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "port",
-			 responder->port, "ipv6", responder->v6, "learned", learned, "queries",
-			 "answered", (json_int_t)responder->answered, "nodata",
-			 (json_int_t)responder->nodata, "refused", (json_int_t)responder->refused,
-			 "failed", (json_int_t)responder->failed, "formerr",
-			 (json_int_t)responder->formerr, "dropped_rate",
-			 (json_int_t)responder->dropped_rate, "dropped_busy",
-			 (json_int_t)responder->dropped_busy);
+	return json_pack(
+		"{s:i, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "port", responder->port,
+		"ipv6", responder->v6, "learned", learned, "queries", "answered",
+		(json_int_t)responder->answered, "nodata", (json_int_t)responder->nodata, "refused",
+		(json_int_t)responder->refused, "failed", (json_int_t)responder->failed, "formerr",
+		(json_int_t)responder->formerr, "dropped_rate", (json_int_t)responder->dropped_rate,
+		"dropped_busy", (json_int_t)responder->dropped_busy);
 }
 
 bool responder_has_pending(const struct responder *responder)

@@ -20,10 +20,11 @@ struct sandbox_registry;
 struct resolver;
 
 /* Documented limits (docs/dns.md). */
-#define RESPONDER_MAX_LEARNED 1024    /* names learned through DNS per sandbox (LRU beyond) */
-#define RESPONDER_MAX_IN_FLIGHT 64    /* queries waiting for upstream per sandbox */
-#define RESPONDER_RATE_PER_SECOND 200 /* default queries per second per sandbox (burst: 2 s worth) */
-#define RESPONDER_MAX_TCP 16	      /* TCP connections per sandbox */
+#define RESPONDER_MAX_LEARNED 1024 /* names learned through DNS per sandbox (LRU beyond) */
+#define RESPONDER_MAX_IN_FLIGHT 64 /* queries waiting for upstream per sandbox */
+#define RESPONDER_RATE_PER_SECOND                                                                  \
+	200		     /* default queries per second per sandbox (burst: 2 s worth) */
+#define RESPONDER_MAX_TCP 16 /* TCP connections per sandbox */
 #define RESPONDER_TCP_IDLE_SECONDS 10
 #define RESPONDER_QUERY_TIMEOUT_MS 5000
 
