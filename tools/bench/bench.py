@@ -12,7 +12,8 @@ non-zero when it could not do its job (a missed goal is not a failure).
   bench.py memory --bpffs DIR --pid PID
   bench.py names --count N --hosts FILE --list FILE --policy FILE
   bench.py cpu --pid PID...
-  bench.py names-attach --socket S --cgroup CG [--netns NS] --policy FILE --pid PID --idle SECONDS
+  bench.py names-attach --socket S --cgroup CG [--netns NS] --policy FILE --pid PID --idle S [--settle S]
+  bench.py wait-names --socket S --cgroup CG [--timeout S]
   bench.py sandbox-status --socket S --cgroup CG
   bench.py render --results FILE --out FILE --machine FILE --command CMD [--quick]
 """
@@ -352,6 +353,7 @@ def cmd_names_attach(args):
         req["netns"] = args.netns
     line = json.dumps(req, separators=(",", ":")).encode() + b"\n"
     c0 = cpu_of(args.pid)
+    t0 = time.time()
     reply, dt = ctl.call_raw(line)
     c1 = cpu_of(args.pid)
     if not reply.get("ok"):
@@ -361,11 +363,26 @@ def cmd_names_attach(args):
            "unresolved": len(reply.get("unresolved", [])),
            "unresolved_first": (reply.get("unresolved") or [None])[0],
            "attach_cpu": cpu_delta(c0, c1)}
-    status, _ = ctl.call({"op": "status", "cgroup": args.cgroup})
-    sb = (status.get("sandboxes") or [{}])[0]
-    names = sb.get("names") or []
+    def names_status():
+        status, _ = ctl.call({"op": "status", "cgroup": args.cgroup})
+        sb = (status.get("sandboxes") or [{}])[0]
+        return sb, sb.get("names") or []
+
+    sb, names = names_status()
     out["status_names"] = len(names)
     out["status_with_addresses"] = sum(1 for n in names if n.get("addresses"))
+    out["status_entries"] = sb.get("entries")
+    out["first_error"] = next((n.get("last_error") for n in names if n.get("last_error")), None)
+    # not all there: how long until they are (every 0.5 s, for at most --settle s)
+    t_end = t0 + args.settle
+    while (out["status_with_addresses"] < expect or sb.get("entries", 0) < expect) and \
+            time.time() < t_end:
+        time.sleep(0.5)
+        sb, names = names_status()
+        out["status_with_addresses"] = sum(1 for n in names if n.get("addresses"))
+        out["status_entries"] = sb.get("entries")
+    out["settled_s"] = time.time() - t0 if out["status_with_addresses"] == expect else None
+    out["settle_cpu"] = cpu_delta(c0, cpu_of(args.pid))
     # seconds from a name's resolution to its next refresh: the idle window
     # below must fit in it
     gaps = [n["next_refresh"] - n["last_attempt"] for n in names
@@ -377,13 +394,32 @@ def cmd_names_attach(args):
     time.sleep(args.idle)
     c3 = cpu_of(args.pid)
     out["idle_seconds"] = time.time() - t2
+    out["idle_ends_at_s"] = time.time() - t0
     out["idle_cpu"] = cpu_delta(c2, c3)
     reply, _ = ctl.call({"op": "detach", "cgroup": args.cgroup})
     out["detached"] = bool(reply.get("ok"))
     print(json.dumps(out))
-    ok = (out["unresolved"] == 0 and out["status_with_addresses"] == expect and
-          out["detached"])
-    return 0 if ok else 1
+    # names that do not resolve in time are a missed goal, not a broken bench
+    return 0 if out["detached"] else 1
+
+
+def cmd_wait_names(args):
+    """Wait until every name of a sandbox's policy has addresses and the maps
+    hold them (its entries), for at most --timeout seconds."""
+    ctl = Ctl(args.socket)
+    t0 = time.time()
+    while True:
+        status, _ = ctl.call({"op": "status", "cgroup": args.cgroup})
+        sb = (status.get("sandboxes") or [{}])[0]
+        names = sb.get("names") or []
+        have = sum(1 for n in names if n.get("addresses"))
+        if (have == len(names) and sb.get("entries", 0) >= len(names)) or \
+                time.time() - t0 > args.timeout:
+            break
+        time.sleep(0.5)
+    print(json.dumps({"seconds": time.time() - t0, "names": len(names),
+                      "with_addresses": have, "entries": sb.get("entries")}))
+    return 0 if have == len(names) else 1
 
 
 def cmd_sandbox_status(args):
@@ -627,20 +663,32 @@ def render(args):
     if nm:
         n = nm[0]["names"]
         att = [r["attach_ms"] for r in nm]
-        ok = max(att) <= 2000 and all(r["unresolved"] == 0 for r in nm)
-        goals.append(("Attach with {:,} names (every name resolved; slowest round)".format(n),
-                      "≤ 2 s", "{:.0f} ms".format(max(att)), ok))
-        w("| 5 | Attach ms, policy of {:,} names (reply after the first resolution of every name) | "
+        unres = [r["unresolved"] for r in nm]
+        ok = max(att) <= 2000 and max(unres) == 0
+        goals.append(("Attach with {:,} names: reply ≤ 2 s with every name resolved (worst round)".format(n),
+                      "≤ 2 s, 0 unresolved", "{:.0f} ms, {} unresolved".format(max(att), max(unres)), ok))
+        w("| 5 | Attach ms, policy of {:,} names (the reply waits for the first resolution of every name, at most 5 s) | "
           "all rounds, a fresh daemon each | {} | {} | | ≤ 2 s: {} |".format(
-              n, fmt(med(att), 0), spread(att, 0), goal_text(ok)))
-        resolved = min(r["status_with_addresses"] for r in nm)
-        w("| 5 | Names with addresses after the attach (`status`), `unresolved` in the reply | "
-          "worst round | {:,} / {:,}; {} unresolved | | | |".format(
-              resolved, n, max(r["unresolved"] for r in nm)))
+              n, fmt(med(att), 0), spread(att, 0), goal_text(max(att) <= 2000)))
+        w("| 5 | The attach's reply: names in `unresolved`; entries programmed | all rounds | "
+          "{} unresolved; {} entries | {}–{} unresolved; {}–{} entries | | 0 unresolved: {} |".format(
+              fmt(med(unres)), fmt(med([r["entries"] or 0 for r in nm])), min(unres), max(unres),
+              min(r["entries"] or 0 for r in nm), max(r["entries"] or 0 for r in nm),
+              goal_text(max(unres) == 0)))
+        settled = [r["settled_s"] for r in nm if r.get("settled_s") is not None]
+        w("| 5 | Seconds from the attach until `status` shows all {:,} names with addresses and the maps hold them | "
+          "all rounds | {} | {} | | {} |".format(
+              n, fmt(med(settled), 1) if settled else "never",
+              spread(settled, 1), "" if len(settled) == len(nm) else
+              "{} rounds never within {} s".format(len(nm) - len(settled), 40)))
         cpu = [r["attach_cpu"]["cpu_s"] for r in nm]
         sch = [r["attach_cpu"]["sched_s"] for r in nm if r["attach_cpu"].get("sched_s") is not None]
         w("| 5 | Daemon CPU s during the attach ({:,} names, A and AAAA) | utime+stime (threads' run time) | "
           "{} ({}) | {} | | |".format(n, fmt(med(cpu), 2), fmt(med(sch), 3), spread(cpu, 2)))
+        if any(r["unresolved"] for r in nm):
+            scpu = [r["settle_cpu"]["cpu_s"] for r in nm]
+            w("| 5 | Daemon CPU s from the attach until every name resolved (retries, and `status` every 0.5 s) | "
+              "utime+stime | {} | {} | | |".format(fmt(med(scpu), 2), spread(scpu, 2)))
         idle = {}
         for v, label in (("verify3600", "`--verify-interval 3600` (no periodic verification)"),
                          ("verify5", "default `--verify-interval 5`")):
@@ -659,9 +707,9 @@ def render(args):
                 goals.append(("Daemon CPU between refreshes, {:,} names, {:.0f} s idle".format(n, secs),
                               "none measurable (< 0.01 s)", "{:.2f} s ({:.2f} ms run time)".format(
                                   max(ticks), med(run) * 1000 if run else float("nan")), ok))
-            w("| 5 | Daemon CPU s, idle {:.0f} s between refreshes (names' TTL {} s) | {} | "
+            w("| 5 | Daemon CPU s, idle {:.0f} s between refreshes (names' TTL {} s), once every name resolved | {} | "
               "{:.2f} ({:.2f} ms run time) | {}–{} | | {} |".format(
-                  secs, nm[0].get("refresh_after_s"), label, med(ticks),
+                  secs, nm[0].get("ttl", "?"), label, med(ticks),
                   med(run) * 1000 if run else float("nan"), fmt(min(ticks), 2), fmt(max(ticks), 2), goal))
         if "verify5" in idle and "verify3600" in idle and idle["verify5"][0] is not None:
             ticks_n = max(1, int(idle["verify5"][1] // 5))
@@ -690,7 +738,7 @@ def render(args):
             if v != "a":
                 d50 = [x[v]["p50_us"] - x["a"]["p50_us"] for x in pr.values() if v in x and "a" in x]
                 d99 = [x[v]["p99_us"] - x["a"]["p99_us"] for x in pr.values() if v in x and "a" in x]
-                added = "+{:.0f} / +{:.0f} µs".format(med(d50), med(d99))
+                added = "{:+,.0f} / {:+,.0f} µs".format(med(d50), med(d99))
                 ok = med(d99) <= 1000
                 goal = "p99 added ≤ 1 ms: " + goal_text(ok)
                 goals.append(("DNS responder added latency p99, " + dlabels[v][4:], "≤ 1 ms",
@@ -710,9 +758,14 @@ def render(args):
             goal = ""
             if v != "a" and ratio is not None:
                 ok = ratio >= 0.8
-                goal = "≥ 0.8: {} (capped by the rate limit)".format(goal_text(ok))
+                goal = "≥ 0.8: {} ({})".format(goal_text(ok), "capped by the rate limit: "
+                                                 "the timeouts are its drops"
+                                                 if med([r["timeouts"] for r in rs]) else
+                                                 "no drops: the responder's own speed")
                 goals.append(("DNS answers/s, " + dlabels[v][4:] + ", vs dnsmasq", "≥ 0.8",
-                              "{:.3f} (rate-limited)".format(ratio), ok))
+                              "{:.3f} ({})".format(ratio, "rate-limited"
+                                                   if med([r["timeouts"] for r in rs]) else
+                                                   "not rate-limited"), ok))
             w("| 6 | DNS answers/s, closed loop, {} in flight, {} s; timeouts (200 ms) | {} | {} ({} timeouts) | {} | {} | {} |".format(
                 rs[0].get("inflight", 16), fmt(rs[0]["seconds"], 1), dlabels[v], fmt(m),
                 fmt(med([r["timeouts"] for r in rs])), spread([r["rate"] for r in rs]),
@@ -871,6 +924,11 @@ def main():
     s.add_argument("--policy", required=True)
     s.add_argument("--pid", type=int, required=True)
     s.add_argument("--idle", type=float, default=10)
+    s.add_argument("--settle", type=float, default=40)
+    s = sub.add_parser("wait-names")
+    s.add_argument("--socket", required=True)
+    s.add_argument("--cgroup", required=True)
+    s.add_argument("--timeout", type=float, default=40)
     s = sub.add_parser("sandbox-status")
     s.add_argument("--socket", required=True)
     s.add_argument("--cgroup", required=True)
@@ -885,7 +943,7 @@ def main():
           "attach-many": cmd_attach_many, "verify-many": cmd_verify_many,
           "detach-many": cmd_detach_many, "memory": cmd_memory, "names": cmd_names,
           "cpu": cmd_cpu, "names-attach": cmd_names_attach,
-          "sandbox-status": cmd_sandbox_status, "render": render}[args.cmd]
+          "sandbox-status": cmd_sandbox_status, "wait-names": cmd_wait_names, "render": render}[args.cmd]
     sys.exit(fn(args) or 0)
 
 
