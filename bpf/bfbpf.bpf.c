@@ -203,20 +203,30 @@ struct denial {
 	int in_task; /* pid and comm are the sender's (not for egress) */
 };
 
-/* A token of this CPU's share of the sandbox's event rate, if one is left. */
+#define EVENT_TOKEN_NS (1000000000ULL / BFBPF_EVENTS_PER_SECOND)
+
+/*
+ * A token of this CPU's share of the sandbox's event rate, if one is left.
+ * A sandbox hammering a denied address lands here on every attempt: the
+ * common path is one clock read and two compares; the division runs only
+ * when a refill is due (100 times a second at most).
+ */
 static __always_inline int event_token(struct bfbpf_stats *stats)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u64 earned = (now - stats->tokens_at_ns) / (1000000000ULL / BFBPF_EVENTS_PER_SECOND);
+	__u64 now = bpf_ktime_get_ns(), elapsed = now - stats->tokens_at_ns;
 
-	if (earned) {
+	if (!stats->tokens && elapsed < EVENT_TOKEN_NS)
+		return 0;
+	if (elapsed >= EVENT_TOKEN_NS) {
+		__u64 earned = elapsed >= BFBPF_EVENTS_PER_SECOND * EVENT_TOKEN_NS
+				       ? BFBPF_EVENTS_PER_SECOND
+				       : elapsed / EVENT_TOKEN_NS;
+
 		stats->tokens += earned;
 		if (stats->tokens > BFBPF_EVENTS_PER_SECOND)
 			stats->tokens = BFBPF_EVENTS_PER_SECOND;
 		stats->tokens_at_ns = now;
 	}
-	if (!stats->tokens)
-		return 0;
 	stats->tokens--;
 	return 1;
 }

@@ -169,3 +169,22 @@ bool allowset_equal(const struct allowset *a, const struct allowset *b)
 	return a->count == b->count &&
 	       (!a->count || !memcmp(a->entries, b->entries, a->count * sizeof(a->entries[0])));
 }
+
+bool allowset_has_address(const struct allowset *set, const uint8_t addr[16])
+{
+	struct allowset_entry probe = {.prefix_len = 128, .port = 0};
+	size_t low = 0, high = set->count;
+
+	memcpy(probe.addr, addr, sizeof(probe.addr));
+	/* The first entry not below (addr, /128, port 0): any port of it sorts from there. */
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+
+		if (allowset_entry_compare(&set->entries[middle], &probe) < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return low < set->count && set->entries[low].prefix_len == 128 &&
+	       !memcmp(set->entries[low].addr, addr, sizeof(probe.addr));
+}

@@ -38,6 +38,8 @@ int allowset_diff(const struct allowset *prev, const struct allowset *next, stru
 		  struct allowset *removed);
 /* Is address:port inside an entry (of any port, or of this port)? Port 0 asks "any port". */
 bool allowset_covers(const struct allowset *set, const uint8_t addr[16], uint16_t port);
+/* Does a normalised set hold this exact address (/128), for any port? */
+bool allowset_has_address(const struct allowset *set, const uint8_t addr[16]);
 /* Same entries (both normalised)? */
 bool allowset_equal(const struct allowset *a, const struct allowset *b);
 int allowset_entry_compare(const struct allowset_entry *a, const struct allowset_entry *b);

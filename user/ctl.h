@@ -19,7 +19,6 @@
 #define CTL_MAX_REQUEST_BYTES ((16 << 20) + 65536)
 #define CTL_TOO_LARGE_MESSAGE "request larger than 16 MiB (the policy file limit) plus 64 KiB"
 
-
 enum ctl_op {
 	CTL_OP_ATTACH,
 	CTL_OP_UPDATE,

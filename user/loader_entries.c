@@ -126,8 +126,8 @@ static int loader_keys_update(int fd, const struct loader_keys *keys)
 	if (!loader_batch_unsupported(errno) || done > keys->count)
 		return -errno;
 	for (size_t i = done; i < keys->count; i++)
-		if (bpf_map_update_elem(fd, (char *)keys->keys + i * keys->key_size, &keys->values[i],
-					BPF_ANY))
+		if (bpf_map_update_elem(fd, (char *)keys->keys + i * keys->key_size,
+					&keys->values[i], BPF_ANY))
 			return -errno;
 	return 0;
 }

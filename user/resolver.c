@@ -191,14 +191,29 @@ static void resolver_start(struct resolver *resolver, struct names_entry *entry)
 	}
 }
 
+/* Names resolving at once: a policy of 1,000 names must not burst 2,000 queries upstream. */
+static size_t resolver_rounds_in_flight(const struct resolver *resolver)
+{
+	size_t rounds = 0;
+
+	for (size_t i = 0; i < resolver->names.count; i++)
+		rounds += resolver->names.entries[i]->in_flight > 0;
+	return rounds;
+}
+
 void resolver_tick(struct resolver *resolver)
 {
 	uint64_t now = resolver_now();
+	size_t rounds;
 
 	ares_process_fd(resolver->channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
-	for (size_t i = 0; i < resolver->names.count; i++)
-		if (names_due(resolver->names.entries[i], now))
-			resolver_start(resolver, resolver->names.entries[i]);
+	rounds = resolver_rounds_in_flight(resolver);
+	for (size_t i = 0; i < resolver->names.count && rounds < RESOLVER_MAX_ROUNDS; i++) {
+		if (!names_due(resolver->names.entries[i], now))
+			continue;
+		resolver_start(resolver, resolver->names.entries[i]);
+		rounds++;
+	}
 	if (names_expire(&resolver->names, now))
 		resolver->changed = true;
 	resolver_arm(resolver);
@@ -220,7 +235,7 @@ bool resolver_handle_fd(struct resolver *resolver, int fd, uint32_t events)
 		ares_process_fd(resolver->channel,
 				(events & (EPOLLIN | EPOLLERR | EPOLLHUP)) ? fd : ARES_SOCKET_BAD,
 				(events & EPOLLOUT) ? fd : ARES_SOCKET_BAD);
-		resolver_arm(resolver);
+		resolver_tick(resolver); /* answers free room for names still waiting */
 		return true;
 	}
 	return false;

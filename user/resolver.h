@@ -17,6 +17,8 @@
 #define RESOLVER_MAX_SERVERS 8
 /* Documented bound: attach and update wait this long for first answers. */
 #define RESOLVER_SETTLE_TIMEOUT_MS 5000
+/* Names resolving at once (two queries each); the others wait their turn. */
+#define RESOLVER_MAX_ROUNDS 64
 
 struct resolver_options {
 	const char *servers[RESOLVER_MAX_SERVERS]; /* "ADDR[:PORT]"; none: resolv.conf */

@@ -304,12 +304,7 @@ static size_t responder_programmed(struct responder *responder, const struct nam
 	size_t count = 0;
 
 	for (size_t i = 0; i < entry->count; i++) {
-		bool held = false;
-
-		for (size_t j = 0; j < applied->count && !held; j++)
-			held = applied->entries[j].prefix_len == 128 &&
-			       !memcmp(applied->entries[j].addr, &entry->addresses[i].addr, 16);
-		if (!held)
+		if (!allowset_has_address(applied, entry->addresses[i].addr.s6_addr))
 			continue;
 		addrs[count] = entry->addresses[i].addr;
 		/* Never longer than the filter will hold it without a refresh. */
@@ -332,8 +327,13 @@ static void responder_answer(struct responder *responder, struct responder_pendi
 	size_t count, max_size;
 	int length;
 
-	/* Program first, answer second: the sandbox never learns an address the maps deny. */
-	sandbox_refresh(responder->context->registry, responder->sandbox);
+	/*
+	 * Program first, answer second: a newly learned name is programmed now; a
+	 * known name's new addresses were programmed when they arrived; and the
+	 * answer holds only what the maps hold (responder_programmed).
+	 */
+	if (responder->sandbox->needs_refresh)
+		sandbox_refresh(responder->context->registry, responder->sandbox);
 	if (!entry || timed_out || (!entry->count && entry->last_error)) {
 		responder->failed++;
 		responder_reply_rcode(pending, &pending->parsed,

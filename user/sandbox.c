@@ -421,11 +421,8 @@ int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox)
 
 	if (!sandbox->policy_known)
 		return 0;
-	/* Until every name answered once, a recompute would drop what the maps hold. */
-	if (registry->resolver && !resolver_policy_settled(registry->resolver, &sandbox->policy))
-		return 0;
-	err = sandbox_allowset_compute(registry, &sandbox->policy, sandbox->learned,
-				       sandbox->learned_count, &next);
+	sandbox->needs_refresh = false;
+	err = sandbox_expected_allowset(registry, sandbox, &next);
 	if (err)
 		return err;
 	if (allowset_equal(&next, &sandbox->applied)) {
@@ -439,8 +436,8 @@ int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox)
 			  sandbox->path, strerror(-err));
 		return err;
 	}
-	log_info("%s: names changed: generation %u, %zu entries", sandbox->path,
-		 sandbox->generation, sandbox->applied.count);
+	log_debug("%s: names changed: generation %u, %zu entries", sandbox->path,
+		  sandbox->generation, sandbox->applied.count);
 	return 0;
 }
 

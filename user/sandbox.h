@@ -55,7 +55,8 @@ struct sandbox {
 	bool events;		     /* its denials produce events */
 	size_t learned_count;
 	struct sandbox_learned *learned; /* RESPONDER_MAX_LEARNED at most */
-	bool state_dirty;                /* the state file lags: write it after the reply */
+	bool state_dirty;		 /* the state file lags: write it after the reply */
+	bool needs_refresh;		 /* a name was learned: its addresses need programming */
 };
 
 struct resolver;
@@ -118,6 +119,9 @@ int sandbox_allowset_compute(const struct sandbox_registry *registry, const stru
 			     struct allowset *out);
 /* Persist a sandbox's path, netns, policy and learned names (atomic rename). */
 int sandbox_state_write(const struct sandbox_registry *registry, const struct sandbox *sandbox);
+/* What the maps of a sandbox must hold now (the policy, its names, its learned names). */
+int sandbox_expected_allowset(const struct sandbox_registry *registry,
+			      const struct sandbox *sandbox, struct allowset *out);
 /* Remember a name learned through DNS (LRU beyond the cap); true if it is new. */
 int sandbox_learn(struct sandbox_registry *registry, struct sandbox *sandbox, const char *name,
 		  bool *added);

@@ -208,6 +208,29 @@ json_t *sandbox_names_unresolved(struct sandbox_registry *registry, const struct
 	return unresolved;
 }
 
+int sandbox_expected_allowset(const struct sandbox_registry *registry,
+			      const struct sandbox *sandbox, struct allowset *out)
+{
+	int err = sandbox_allowset_compute(registry, &sandbox->policy, sandbox->learned,
+					   sandbox->learned_count, out);
+
+	/*
+	 * While some of the policy's names have not answered yet (after a restart,
+	 * say), what the maps hold stays: answers add, they do not yet take away.
+	 */
+	if (err || !registry->resolver ||
+	    resolver_policy_settled(registry->resolver, &sandbox->policy))
+		return err;
+	for (size_t i = 0; i < sandbox->applied.count && !err; i++)
+		err = allowset_add(out, &sandbox->applied.entries[i]);
+	if (err) {
+		allowset_free(out);
+		return err;
+	}
+	allowset_normalize(out);
+	return 0;
+}
+
 int sandbox_learn(struct sandbox_registry *registry, struct sandbox *sandbox, const char *name,
 		  bool *added)
 {
@@ -239,6 +262,7 @@ int sandbox_learn(struct sandbox_registry *registry, struct sandbox *sandbox, co
 	snprintf(sandbox->learned[sandbox->learned_count].name, sizeof(sandbox->learned[0].name),
 		 "%s", name);
 	sandbox->learned[sandbox->learned_count++].last_used = time(NULL);
+	sandbox->needs_refresh = true;
 	*added = true;
 	return 0;
 }

@@ -36,8 +36,8 @@ int sandbox_state_write(const struct sandbox_registry *registry, const struct sa
 	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
 	snprintf(temporary, sizeof(temporary), "%s.tmp", path);
 	state = json_pack("{s:s, s:s, s:o, s:o}", "cgroup", sandbox->path, "netns",
-			  sandbox->netns_path, "policy", json_incref(sandbox->canonical),
-			  "learned", json_array());
+			  sandbox->netns_path, "policy", json_incref(sandbox->canonical), "learned",
+			  json_array());
 	if (!state)
 		return -ENOMEM;
 	for (size_t i = 0; i < sandbox->learned_count; i++)

@@ -135,8 +135,7 @@ static void verify_entries(struct sandbox_registry *registry,
 		verify_check_add(checks, complete, "maps", false, "policy unknown; cannot compare");
 		return;
 	}
-	if (sandbox_allowset_compute(registry, &sandbox->policy, sandbox->learned,
-				     sandbox->learned_count, &expected) ||
+	if (sandbox_expected_allowset(registry, sandbox, &expected) ||
 	    loader_snapshot_generation(snapshot, sandbox->generation, &held) ||
 	    allowset_diff(&held, &expected, &missing, &extra)) {
 		snprintf(detail, sizeof(detail), "cannot read the allow maps: %s", strerror(errno));

@@ -123,6 +123,8 @@ world_up() {
 	defer "ip netns del $NS_SRV"
 	ip netns add "$NS_SBX" || fail "cannot create netns $NS_SBX"
 	defer "ip netns del $NS_SBX"
+	# Whatever still runs in them (a server nsenter forked off) goes before they do.
+	defer "ns_kill_all $NS_SRV $NS_SBX"
 	ip -n "$NS_SBX" link add eth0 type veth peer name eth0 netns "$NS_SRV" ||
 		fail "cannot create the veth pair (is the veth module available?)"
 	ip -n "$NS_SBX" addr add $SBX4/24 dev eth0
@@ -141,6 +143,16 @@ world_up() {
 	# Sockets per address, so that UDP replies leave from the address asked.
 	start_server "$NS_SRV" --bind $SRV4 --bind $SRV4B --bind $SRV6 --bind $SRV6B \
 		--tcp 7000 --tcp 8443 --tcp 9000 --udp 5353 --udp 9999 --http 8080 --tfo
+}
+
+# ns_kill_all NS...: kill every process inside these network namespaces.
+ns_kill_all() {
+	local ns pid
+	for ns in "$@"; do
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$pid" 2>/dev/null
+		done
+	done
 }
 
 # loopback_server: echo servers on 127.0.0.1 and ::1 inside SBX (outside any sandbox cgroup).

@@ -163,6 +163,30 @@ static void test_from_policy_lane_closed_and_modes(void **state)
 	allowset_free(&set);
 }
 
+static void test_has_address(void **state)
+{
+	struct allowset set = {0};
+	struct allowset_entry probe;
+
+	(void)state;
+	add(&set, "198.18.0.0", 120, 0);
+	add(&set, "198.18.0.7", 128, 443);
+	add(&set, "198.18.0.8", 128, 0);
+	add(&set, "fd00::1", 128, 53);
+	allowset_normalize(&set);
+	probe = entry_of("198.18.0.7", 128, 0);
+	assert_true(allowset_has_address(&set, probe.addr)); /* port-specific counts */
+	probe = entry_of("198.18.0.8", 128, 0);
+	assert_true(allowset_has_address(&set, probe.addr));
+	probe = entry_of("fd00::1", 128, 0);
+	assert_true(allowset_has_address(&set, probe.addr));
+	probe = entry_of("198.18.0.9", 128, 0);
+	assert_false(allowset_has_address(&set, probe.addr)); /* inside a prefix: not exact */
+	probe = entry_of("198.18.0.0", 128, 0);
+	assert_false(allowset_has_address(&set, probe.addr));
+	allowset_free(&set);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -171,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_diff_empty_sides),
 		cmocka_unit_test(test_from_policy_allowlist),
 		cmocka_unit_test(test_from_policy_lane_closed_and_modes),
+		cmocka_unit_test(test_has_address),
 	};
 
 	return cmocka_run_group_tests_name("allowset", tests, NULL, NULL);
