@@ -483,14 +483,17 @@ static int cli_daemon(int argc, char **argv)
 			daemon.metrics_listen = optarg;
 			break;
 		case CLI_OPTION_DNS_RATE: {
-			uint32_t rate;
+			char *end;
+			unsigned long rate;
 
-			if (cli_seconds(optarg, &rate) || rate < 1)
+			errno = 0;
+			rate = strtoul(optarg, &end, 10);
+			if (errno || *end || end == optarg || rate < 1 || rate > 10000000)
 				return cli_usage_error(
 					"--dns-rate %s: expected queries per second (1 "
-					"to 86400)",
+					"to 10000000)",
 					optarg);
-			daemon.dns_rate = rate;
+			daemon.dns_rate = (unsigned int)rate;
 			break;
 		}
 		case CLI_OPTION_VERIFY_INTERVAL:

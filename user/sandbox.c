@@ -394,6 +394,7 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	}
 	sandbox->policy = copy;
 	sandbox->policy_known = true;
+	sandbox->names_settled = false; /* the new policy's names */
 	json_decref(sandbox->canonical);
 	sandbox->canonical = canonical;
 	sandbox_learned_prune(registry, sandbox);

@@ -57,6 +57,7 @@ struct sandbox {
 	struct sandbox_learned *learned; /* RESPONDER_MAX_LEARNED at most */
 	bool state_dirty;		 /* the state file lags: write it after the reply */
 	bool needs_refresh;		 /* a name was learned: its addresses need programming */
+	bool names_settled;		 /* every name of the policy answered once (cached) */
 };
 
 struct resolver;
@@ -109,7 +110,7 @@ void sandbox_registry_collect(struct sandbox_registry *registry);
 /* Re-program a sandbox whose names' addresses changed (no-op if nothing did). */
 int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox);
 /* Has every name of the sandbox's policy answered at least once? */
-bool sandbox_names_settled(struct sandbox_registry *registry, const struct sandbox *sandbox);
+bool sandbox_names_settled(struct sandbox_registry *registry, struct sandbox *sandbox);
 /*
  * Literal entries plus the current addresses of the policy's names and of the
  * names learned through DNS (range-filtered unless a literal covers them).
@@ -120,8 +121,8 @@ int sandbox_allowset_compute(const struct sandbox_registry *registry, const stru
 /* Persist a sandbox's path, netns, policy and learned names (atomic rename). */
 int sandbox_state_write(const struct sandbox_registry *registry, const struct sandbox *sandbox);
 /* What the maps of a sandbox must hold now (the policy, its names, its learned names). */
-int sandbox_expected_allowset(const struct sandbox_registry *registry,
-			      const struct sandbox *sandbox, struct allowset *out);
+int sandbox_expected_allowset(struct sandbox_registry *registry, struct sandbox *sandbox,
+			      struct allowset *out);
 /* Remember a name learned through DNS (LRU beyond the cap); true if it is new. */
 int sandbox_learn(struct sandbox_registry *registry, struct sandbox *sandbox, const char *name,
 		  bool *added);

@@ -12,10 +12,13 @@
 #include "responder.h"
 #include "sandbox.h"
 
-bool sandbox_names_settled(struct sandbox_registry *registry, const struct sandbox *sandbox)
+bool sandbox_names_settled(struct sandbox_registry *registry, struct sandbox *sandbox)
 {
-	return !registry->resolver || !sandbox->policy_known ||
-	       resolver_policy_settled(registry->resolver, &sandbox->policy);
+	/* Once settled, settled until the policy changes (names never unresolve). */
+	if (!registry->resolver || !sandbox->policy_known || sandbox->names_settled)
+		return true;
+	sandbox->names_settled = resolver_policy_settled(registry->resolver, &sandbox->policy);
+	return sandbox->names_settled;
 }
 
 /* Adds a name entry's current addresses; allowed_hosts names pass the range filter. */
@@ -208,8 +211,8 @@ json_t *sandbox_names_unresolved(struct sandbox_registry *registry, const struct
 	return unresolved;
 }
 
-int sandbox_expected_allowset(const struct sandbox_registry *registry,
-			      const struct sandbox *sandbox, struct allowset *out)
+int sandbox_expected_allowset(struct sandbox_registry *registry, struct sandbox *sandbox,
+			      struct allowset *out)
 {
 	int err = sandbox_allowset_compute(registry, &sandbox->policy, sandbox->learned,
 					   sandbox->learned_count, out);
@@ -218,8 +221,7 @@ int sandbox_expected_allowset(const struct sandbox_registry *registry,
 	 * While some of the policy's names have not answered yet (after a restart,
 	 * say), what the maps hold stays: answers add, they do not yet take away.
 	 */
-	if (err || !registry->resolver ||
-	    resolver_policy_settled(registry->resolver, &sandbox->policy))
+	if (err || sandbox_names_settled(registry, sandbox))
 		return err;
 	for (size_t i = 0; i < sandbox->applied.count && !err; i++)
 		err = allowset_add(out, &sandbox->applied.entries[i]);

@@ -32,8 +32,8 @@ static void verify_tag_format(const uint8_t tag[BPF_TAG_SIZE], char out[2 * BPF_
 }
 
 /* Is a program with our tag attached directly to the cgroup for this hook? */
-static void verify_hook(struct sandbox_registry *registry, const struct sandbox *sandbox,
-			int cgroup_fd, enum loader_hook hook, json_t *checks, bool *complete)
+static void verify_hook(struct sandbox_registry *registry, struct sandbox *sandbox, int cgroup_fd,
+			enum loader_hook hook, json_t *checks, bool *complete)
 {
 	const uint8_t *ours = loader_prog_tag(registry->loader, hook);
 	__u32 ids[VERIFY_MAX_PROGS], flags[VERIFY_MAX_PROGS], count = VERIFY_MAX_PROGS;
@@ -87,7 +87,7 @@ static void verify_hook(struct sandbox_registry *registry, const struct sandbox 
 	verify_check_add(checks, complete, name, found, detail);
 }
 
-static void verify_policy(struct sandbox_registry *registry, const struct sandbox *sandbox,
+static void verify_policy(struct sandbox_registry *registry, struct sandbox *sandbox,
 			  json_t *checks, bool *complete)
 {
 	struct bfbpf_sandbox value, expected;
@@ -124,7 +124,7 @@ static void verify_policy(struct sandbox_registry *registry, const struct sandbo
 }
 
 static void verify_entries(struct sandbox_registry *registry,
-			   const struct loader_snapshot *snapshot, const struct sandbox *sandbox,
+			   const struct loader_snapshot *snapshot, struct sandbox *sandbox,
 			   json_t *checks, bool *complete)
 {
 	struct allowset held = {0}, expected = {0}, missing = {0}, extra = {0};
@@ -216,7 +216,7 @@ static int verify_find_net_raw(const char *cgroup, int depth, int *pid_out)
  * programs, ours refuses them; elsewhere only the absence of CAP_NET_RAW
  * in every process of the sandbox does, so that is what is checked.
  */
-static void verify_packet_sockets(struct sandbox_registry *registry, const struct sandbox *sandbox,
+static void verify_packet_sockets(struct sandbox_registry *registry, struct sandbox *sandbox,
 				  json_t *checks, bool *complete)
 {
 	char detail[256];
@@ -243,7 +243,7 @@ static void verify_packet_sockets(struct sandbox_registry *registry, const struc
 	verify_check_add(checks, complete, "packet_sockets", found == 0, detail);
 }
 
-static void verify_probes(struct sandbox_registry *registry, const struct sandbox *sandbox,
+static void verify_probes(struct sandbox_registry *registry, struct sandbox *sandbox,
 			  json_t *checks, bool *complete)
 {
 	struct probe_plan plan = {
@@ -268,8 +268,8 @@ static void verify_probes(struct sandbox_registry *registry, const struct sandbo
 	}
 }
 
-json_t *verify_sandbox(struct sandbox_registry *registry, const struct sandbox *sandbox,
-		       bool with_probes, const struct loader_snapshot *snapshot)
+json_t *verify_sandbox(struct sandbox_registry *registry, struct sandbox *sandbox, bool with_probes,
+		       const struct loader_snapshot *snapshot)
 {
 	struct loader_snapshot own = {0};
 	json_t *checks = json_array();

@@ -15,8 +15,8 @@
  * {"lockdown_complete": bool, "checks": [{"name", "ok", "detail"}...]}.
  * with_probes adds the live probes; snapshot may be NULL (one is taken).
  */
-json_t *verify_sandbox(struct sandbox_registry *registry, const struct sandbox *sandbox,
-		       bool with_probes, const struct loader_snapshot *snapshot);
+json_t *verify_sandbox(struct sandbox_registry *registry, struct sandbox *sandbox, bool with_probes,
+		       const struct loader_snapshot *snapshot);
 /* The attachment and map checks of every sandbox (no probes), for the timer. */
 int verify_registry_periodic(struct sandbox_registry *registry);
 
