@@ -210,8 +210,8 @@ static json_t *ctl_verify(struct sandbox_registry *registry, struct sandbox *san
 	time_t now = time(NULL);
 	json_t *reply;
 
-	if (max_age >= 0 && sandbox->last_verify && now - sandbox->last_verify_at <= max_age) {
-		reply = json_deep_copy(sandbox->last_verify);
+	if (max_age >= 0 && sandbox->last_verify && now - sandbox->last_verify_at <= max_age &&
+	    (reply = json_loads(sandbox->last_verify, 0, NULL))) {
 		json_object_set_new(reply, "cached", json_true());
 		json_object_set_new(reply, "age_seconds",
 				    json_integer(now - sandbox->last_verify_at));
@@ -220,8 +220,8 @@ static json_t *ctl_verify(struct sandbox_registry *registry, struct sandbox *san
 	reply = verify_sandbox(registry, sandbox, true, NULL);
 	if (!reply)
 		return NULL;
-	json_decref(sandbox->last_verify);
-	sandbox->last_verify = json_deep_copy(reply);
+	free(sandbox->last_verify);
+	sandbox->last_verify = json_dumps(reply, JSON_COMPACT);
 	sandbox->last_verify_at = now;
 	json_object_set_new(reply, "cached", json_false());
 	json_object_set_new(reply, "age_seconds", json_integer(0));

@@ -499,20 +499,22 @@ json_t *policy_to_json(const struct policy *policy)
 	return o;
 }
 
-uint64_t policy_digest_of(const json_t *canonical)
+uint64_t policy_digest_text(const char *text)
 {
 	uint64_t h = POLICY_FNV_OFFSET;
-	char *text, *p;
 
-	if (!canonical)
-		return 0;
-	text = json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS);
-	if (!text)
-		return 0;
-	for (p = text; *p; p++) {
+	for (const char *p = text; p && *p; p++) {
 		h ^= (unsigned char)*p;
 		h *= POLICY_FNV_PRIME;
 	}
+	return text ? h : 0;
+}
+
+uint64_t policy_digest_of(const json_t *canonical)
+{
+	char *text = canonical ? json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	uint64_t h = policy_digest_text(text);
+
 	free(text);
 	return h;
 }

@@ -71,6 +71,8 @@ json_t *policy_to_json(const struct policy *policy);
 uint64_t policy_digest(const struct policy *policy);
 /* The same, of a canonical object already made by policy_to_json (saves making it twice). */
 uint64_t policy_digest_of(const json_t *canonical);
+/* The same, of the canonical text (json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS)). */
+uint64_t policy_digest_text(const char *text);
 /* A deep copy (the entry arrays are the policy's own). */
 int policy_copy(const struct policy *policy, struct policy *out);
 

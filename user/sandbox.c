@@ -32,6 +32,19 @@ static void sandbox_error_set(struct sandbox_error *error, const char *code, con
 	va_end(args);
 }
 
+/*
+ * The canonical JSON of a policy, kept as text: a fraction of the memory of
+ * the object (a thousand sandboxes keep theirs), parsed again for status.
+ */
+char *sandbox_canonical_text(const struct policy *policy)
+{
+	json_t *canonical = policy_to_json(policy);
+	char *text = canonical ? json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
+	json_decref(canonical);
+	return text;
+}
+
 void sandbox_value(const struct sandbox *sandbox, const struct policy *policy, uint32_t generation,
 		   uint64_t digest, struct bfbpf_sandbox *value)
 {
@@ -120,8 +133,8 @@ void sandbox_free(struct sandbox *sandbox)
 	loader_links_close(sandbox->link_fds);
 	if (sandbox->netns_fd >= 0)
 		close(sandbox->netns_fd);
-	json_decref(sandbox->last_verify);
-	json_decref(sandbox->canonical);
+	free(sandbox->last_verify);
+	free(sandbox->canonical);
 	if (sandbox->policy_known)
 		policy_free(&sandbox->policy);
 	allowset_free(&sandbox->applied);
@@ -210,8 +223,8 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 		goto cleanup;
 	}
 	sandbox->policy_known = true;
-	sandbox->canonical = policy_to_json(policy);
-	sandbox->digest = policy_digest_of(sandbox->canonical);
+	sandbox->canonical = sandbox_canonical_text(policy);
+	sandbox->digest = policy_digest_text(sandbox->canonical);
 	if (registry->resolver) {
 		err = resolver_policy_ref(registry->resolver, policy);
 		if (err)
@@ -363,7 +376,7 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	struct allowset next = {0};
 	struct policy copy;
 	bool names_referenced = false;
-	json_t *canonical;
+	char *canonical;
 	int err;
 
 	err = policy_copy(policy, &copy);
@@ -371,7 +384,7 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 		sandbox_error_set(error, "internal", "copying the policy: %s", strerror(-err));
 		return err;
 	}
-	canonical = policy_to_json(&copy); /* once: for the digest, the state and status */
+	canonical = sandbox_canonical_text(&copy); /* once: the digest, the state, status */
 	if (registry->resolver) {
 		err = resolver_policy_ref(registry->resolver, &copy);
 		if (err)
@@ -382,7 +395,7 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 				       &next);
 	if (!err)
 		err = canonical ? sandbox_program(registry, sandbox, &copy,
-						  policy_digest_of(canonical), &next)
+						  policy_digest_text(canonical), &next)
 				: -ENOMEM;
 	if (err)
 		goto kernel_error;
@@ -395,10 +408,10 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	sandbox->policy = copy;
 	sandbox->policy_known = true;
 	sandbox->names_settled = false; /* the new policy's names */
-	json_decref(sandbox->canonical);
+	free(sandbox->canonical);
 	sandbox->canonical = canonical;
 	sandbox_learned_prune(registry, sandbox);
-	json_decref(sandbox->last_verify);
+	free(sandbox->last_verify);
 	sandbox->last_verify = NULL;
 	sandbox->state_dirty = true; /* written after the reply (sandbox_registry_collect) */
 	log_info("updated %s (%s, generation %u, %zu entries)", sandbox->path,
@@ -409,7 +422,7 @@ kernel_error:
 			  sandbox->path, strerror(-err));
 	if (names_referenced)
 		resolver_policy_unref(registry->resolver, &copy);
-	json_decref(canonical);
+	free(canonical);
 	allowset_free(&next);
 	policy_free(&copy);
 	return err;
@@ -489,7 +502,8 @@ json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox 
 	object = json_pack("{s:s, s:I, s:I, s:s, s:o, s:I, s:o, s:o}", "cgroup", sandbox->path,
 			   "cgroup_id", (json_int_t)sandbox->cgroup_id, "generation",
 			   (json_int_t)sandbox->generation, "digest", digest, "policy",
-			   sandbox->canonical ? json_incref(sandbox->canonical) : json_null(),
+			   sandbox->canonical ? json_loads(sandbox->canonical, 0, NULL)
+					      : json_null(),
 			   "entries", (json_int_t)sandbox->applied.count, "hooks", hooks, "netns",
 			   sandbox->netns_path[0] ? json_string(sandbox->netns_path) : json_null());
 	if (object && registry->resolver && sandbox->policy_known)

@@ -37,7 +37,7 @@ struct sandbox {
 	char path[PATH_MAX];
 	bool policy_known; /* false: adopted without a readable state file */
 	struct policy policy;
-	json_t *canonical; /* policy_to_json(&policy), made once per policy; NULL if unknown */
+	char *canonical; /* the policy's canonical JSON text, made once per policy; NULL: unknown */
 	uint64_t digest;
 	uint32_t generation;
 	struct allowset applied; /* the entries of generation in the maps */
@@ -45,7 +45,7 @@ struct sandbox {
 	time_t since;
 	char netns_path[PATH_MAX]; /* "" when not given: the daemon's namespace */
 	int netns_fd;		   /* held open: a /proc/PID/ns/net path dies with PID */
-	json_t *last_verify;	   /* the last full verification (with probes), or NULL */
+	char *last_verify;	   /* the last full verification (with probes) as text, or NULL */
 	time_t last_verify_at;
 	bool last_check_ok; /* the periodic attachment and map checks */
 	time_t last_check_at;

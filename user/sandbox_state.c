@@ -36,8 +36,8 @@ int sandbox_state_write(const struct sandbox_registry *registry, const struct sa
 	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
 	snprintf(temporary, sizeof(temporary), "%s.tmp", path);
 	state = json_pack("{s:s, s:s, s:o, s:o}", "cgroup", sandbox->path, "netns",
-			  sandbox->netns_path, "policy", json_incref(sandbox->canonical), "learned",
-			  json_array());
+			  sandbox->netns_path, "policy", json_loads(sandbox->canonical, 0, NULL),
+			  "learned", json_array());
 	if (!state)
 		return -ENOMEM;
 	for (size_t i = 0; i < sandbox->learned_count; i++)
@@ -151,9 +151,9 @@ static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_
 		log_warn("sandbox %" PRIu64 ": some links are not pinned; verify will say which",
 			 cgroup_id);
 	if (!sandbox_state_read(registry, sandbox))
-		sandbox->canonical = policy_to_json(&sandbox->policy);
-	if (!sandbox->canonical || policy_digest_of(sandbox->canonical) != value.digest) {
-		json_decref(sandbox->canonical);
+		sandbox->canonical = sandbox_canonical_text(&sandbox->policy);
+	if (!sandbox->canonical || policy_digest_text(sandbox->canonical) != value.digest) {
+		free(sandbox->canonical);
 		sandbox->canonical = NULL;
 		if (sandbox->policy_known)
 			policy_free(&sandbox->policy);

@@ -336,7 +336,7 @@ int verify_registry_periodic(struct sandbox_registry *registry)
 			/* Loud on every tick while broken: this is a sandbox that may be open. */
 			log_error("LOCKDOWN BROKEN: %s: failed checks: %s", sandbox->path, failed);
 			/* A cached full verdict must not outlive a failure seen since. */
-			json_decref(sandbox->last_verify);
+			free(sandbox->last_verify);
 			sandbox->last_verify = NULL;
 		} else if (sandbox->last_check_at && !sandbox->last_check_ok) {
 			log_info("lockdown of %s is complete again", sandbox->path);
