@@ -23,11 +23,19 @@ dns_up() {
 			--bind-interfaces --local-ttl=1 --pid-file= --user=root \
 			>>"$CASEDIR/dnsmasq.log" 2>&1 &
 		DNS_PID=$!
-		sleep 0.2
-		if kill -0 "$DNS_PID" 2>/dev/null; then
+		# Ready when it answers (any answer): before that, a SIGHUP would kill it.
+		local n=0
+		while kill -0 "$DNS_PID" 2>/dev/null &&
+			! dig +time=1 +tries=1 @127.0.0.1 -p "$DNS_PORT" ready.test >/dev/null 2>&1; do
+			n=$((n + 1))
+			[ $n -gt 100 ] && break
+			sleep 0.1
+		done
+		if kill -0 "$DNS_PID" 2>/dev/null && [ $n -le 100 ]; then
 			defer "kill -KILL $DNS_PID; wait $DNS_PID"
 			return 0
 		fi
+		kill -KILL "$DNS_PID" 2>/dev/null
 	done
 	cat "$CASEDIR/dnsmasq.log"
 	fail "dnsmasq did not start"

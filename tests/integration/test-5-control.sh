@@ -26,6 +26,16 @@ for line in sys.argv[2:]:
 EOF
 }
 
+# wait_in_cgroup CG PID: until PID is listed in CG (a subshell joins, then execs).
+wait_in_cgroup() {
+	local n=0
+	until grep -qx "$2" "$1/cgroup.procs" 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -gt 100 ] && fail "process $2 did not join $1"
+		sleep 0.1
+	done
+}
+
 # link_id HOOK: the id of this case's link for HOOK, from its pin.
 link_id() {
 	local pin
@@ -121,7 +131,7 @@ test_verify_net_raw_holder() {
 	(echo "$BASHPID" >"$CG/cgroup.procs" && exec sleep 60) &
 	local holder=$!
 	defer "kill -KILL $holder"
-	sleep 0.2
+	wait_in_cgroup "$CG" $holder
 	expect_status 1 bfs verify --cgroup "$CG" --json
 	cp "$CASEDIR/last.out" "$f"
 	json_check "$f" "[c for c in d['checks'] if c['name'] == 'packet_sockets' and not c['ok'] and '$holder' in c['detail']]" ||
@@ -132,7 +142,14 @@ test_verify_net_raw_holder() {
 	(echo "$BASHPID" >"$CG/cgroup.procs" && exec setpriv --bounding-set -net_raw --inh-caps -net_raw sleep 60) &
 	holder=$!
 	defer "kill -KILL $holder"
-	sleep 0.2
+	wait_in_cgroup "$CG" $holder
+	# and it has exec'ed (dropped the capability): its command is sleep now
+	local n=0
+	until [ "$(cat /proc/$holder/comm 2>/dev/null)" = sleep ]; do
+		n=$((n + 1))
+		[ $n -gt 100 ] && fail "the holder did not start"
+		sleep 0.1
+	done
 	expect_status 0 bfs verify --cgroup "$CG"
 }
 
