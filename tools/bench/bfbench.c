@@ -152,7 +152,8 @@ static int endpoint_parse(const char *text, struct endpoint *ep)
 
 static int listen_on(int port, int backlog)
 {
-	struct sockaddr_in6 addr = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port),
+	struct sockaddr_in6 addr = {.sin6_family = AF_INET6,
+				    .sin6_port = htons((uint16_t)port),
 				    .sin6_addr = IN6ADDR_ANY_INIT};
 	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	int zero = 0, one = 1;
@@ -180,7 +181,8 @@ static void *serve_thread(void *arg)
 	struct epoll_event events[16];
 
 	for (int i = 0; i < ctx->count; i++) {
-		struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.fd = ctx->listeners[i]};
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE,
+					 .data.fd = ctx->listeners[i]};
 
 		epoll_ctl(ep, EPOLL_CTL_ADD, ctx->listeners[i], &ev);
 	}
@@ -247,7 +249,8 @@ static void *http_conn(void *arg)
 	const char *path = strstr(request, "/bytes/");
 
 	if (!path) {
-		const char *reply = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+		const char *reply =
+			"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 
 		if (write(fd, reply, strlen(reply)) < 0)
 			goto out;
@@ -354,7 +357,8 @@ static bool conn_start(int ep, struct conn *c)
 		setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &linger, sizeof(linger));
 		c->state = CONNECTING;
 		c->got = 0;
-		if (connect(c->fd, (const struct sockaddr *)&to->addr, to->length) && errno != EINPROGRESS) {
+		if (connect(c->fd, (const struct sockaddr *)&to->addr, to->length) &&
+		    errno != EINPROGRESS) {
 			note_error(errno);
 			close(c->fd);
 			c->fd = -1;
@@ -386,9 +390,9 @@ static void *connect_thread(void *arg)
 	struct epoll_event events[64];
 	int active = 0;
 	char request[256];
-	int request_length = snprintf(request, sizeof(request),
-				      "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", copts.target.text,
-				      copts.target.text);
+	int request_length =
+		snprintf(request, sizeof(request), "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n",
+			 copts.target.text, copts.target.text);
 
 	for (int i = 0; i < slots; i++) {
 		conns[i].fd = -1;
@@ -412,7 +416,8 @@ static void *connect_thread(void *arg)
 					conn_finish(ep, c, false, err);
 				} else if (!copts.use_proxy) {
 					conn_finish(ep, c, true, 0);
-				} else if (write(c->fd, request, (size_t)request_length) != request_length) {
+				} else if (write(c->fd, request, (size_t)request_length) !=
+					   request_length) {
 					conn_finish(ep, c, false, errno);
 				} else {
 					struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
@@ -422,7 +427,8 @@ static void *connect_thread(void *arg)
 					continue;
 				}
 			} else {
-				ssize_t r = read(c->fd, c->reply + c->got, sizeof(c->reply) - 1 - c->got);
+				ssize_t r = read(c->fd, c->reply + c->got,
+						 sizeof(c->reply) - 1 - c->got);
 
 				if (r < 0 && errno == EAGAIN)
 					continue;
@@ -431,7 +437,8 @@ static void *connect_thread(void *arg)
 				} else {
 					c->got += (size_t)r;
 					c->reply[c->got] = 0;
-					if (!strstr(c->reply, "\r\n\r\n") && c->got < sizeof(c->reply) - 1)
+					if (!strstr(c->reply, "\r\n\r\n") &&
+					    c->got < sizeof(c->reply) - 1)
 						continue;
 					conn_finish(ep, c,
 						    !strncmp(c->reply, "HTTP/1.", 7) &&
@@ -488,7 +495,8 @@ static int cmd_connect(int argc, char **argv)
 	}
 	if (!have_target || copts.threads < 1 || copts.threads > 64 ||
 	    copts.concurrency < copts.threads || copts.seconds <= 0)
-		die("connect: usage: --target ADDR:PORT [--proxy ADDR:PORT] [--seconds S] [--max N] "
+		die("connect: usage: --target ADDR:PORT [--proxy ADDR:PORT] [--seconds S] [--max "
+		    "N] "
 		    "[--threads T] [--concurrency C]");
 	install_signals();
 	double start = now_seconds();
@@ -534,8 +542,8 @@ static int cmd_verdicts(int argc, char **argv)
 	int n_allow = 0, n_deny = 0;
 	double seconds = 10, slow_ms = 200;
 	long max = 1000000000L;
-	long allowed_ok = 0, allowed_wrong = 0, allowed_slow = 0, denied_ok = 0,
-	     denied_wrong = 0, denied_other = 0;
+	long allowed_ok = 0, allowed_wrong = 0, allowed_slow = 0, denied_ok = 0, denied_wrong = 0,
+	     denied_other = 0;
 	double allowed_max_ms = 0;
 	char first_wrong[160] = "";
 
@@ -554,7 +562,8 @@ static int cmd_verdicts(int argc, char **argv)
 			die("verdicts: unknown option");
 	}
 	if (!n_allow || !n_deny)
-		die("verdicts: usage: --allow ADDR:PORT,... --deny ADDR:PORT,... [--seconds S] [--max N]");
+		die("verdicts: usage: --allow ADDR:PORT,... --deny ADDR:PORT,... [--seconds S] "
+		    "[--max N]");
 	install_signals();
 	double deadline = now_seconds() + seconds;
 	struct linger linger = {.l_onoff = 1, .l_linger = 0};
@@ -562,8 +571,8 @@ static int cmd_verdicts(int argc, char **argv)
 
 	for (long k = 0; k < max && !stop_requested && now_seconds() < deadline; k++) {
 		bool want_allow = (k % 2) == 0;
-		const struct endpoint *to = want_allow ? &allow[(k / 2) % n_allow]
-						       : &deny[(k / 2) % n_deny];
+		const struct endpoint *to =
+			want_allow ? &allow[(k / 2) % n_allow] : &deny[(k / 2) % n_deny];
 		int fd = socket(to->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
 		if (fd < 0) {
@@ -610,8 +619,8 @@ static int cmd_verdicts(int argc, char **argv)
 		} else {
 			denied_other++;
 			if (!first_wrong[0])
-				snprintf(first_wrong, sizeof(first_wrong), "denied %s: %s (not EPERM)",
-					 to->text, strerror(err));
+				snprintf(first_wrong, sizeof(first_wrong),
+					 "denied %s: %s (not EPERM)", to->text, strerror(err));
 		}
 	}
 	printf("{\"allowed_ok\":%ld,\"allowed_refused\":%ld,\"allowed_slow\":%ld,"
@@ -780,8 +789,8 @@ static int cmd_dns(int argc, char **argv)
 			}
 			fifo_head++;
 		}
-		while (sending && outstanding < outstanding_max && fifo_tail - fifo_head < DNS_FIFO &&
-		       (rate == 0 || now >= next_send)) {
+		while (sending && outstanding < outstanding_max &&
+		       fifo_tail - fifo_head < DNS_FIFO && (rate == 0 || now >= next_send)) {
 			int k = (int)(sent % n_names);
 			int tries = 0;
 
@@ -802,7 +811,8 @@ static int cmd_dns(int argc, char **argv)
 				if (errno == EAGAIN || errno == ENOBUFS)
 					break;
 			} else {
-				slots[next_id] = (struct dns_slot){.used = true, .seq = ++seq, .at = now};
+				slots[next_id] =
+					(struct dns_slot){.used = true, .seq = ++seq, .at = now};
 				fifo[fifo_tail++ % DNS_FIFO] =
 					(struct dns_sent){.id = next_id, .seq = seq, .at = now};
 				outstanding++;
@@ -811,7 +821,8 @@ static int cmd_dns(int argc, char **argv)
 			next_id++;
 			if (rate > 0) {
 				next_send += 1 / rate;
-				if (now - next_send > 0.1) { /* far behind: do not burst to catch up */
+				if (now - next_send >
+				    0.1) { /* far behind: do not burst to catch up */
 					late++;
 					next_send = now;
 				}
@@ -945,7 +956,8 @@ static int cmd_deny(int argc, char **argv)
 			break;
 		int fd = udp_fd;
 
-		if (tcp && (fd = socket(target.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+		if (tcp &&
+		    (fd = socket(target.addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
 			other++;
 			if (!first_other)
 				first_other = errno;
@@ -974,8 +986,8 @@ static int cmd_deny(int argc, char **argv)
 		close(udp_fd);
 	printf("{\"attempts\":%ld,\"eperm\":%ld,\"connected\":%ld,\"other_error\":%ld,"
 	       "\"first_other\":\"%s\",\"seconds\":%.4f,\"rate\":%.1f}\n",
-	       attempts, eperm, connected, other, first_other ? strerror(first_other) : "",
-	       elapsed, elapsed > 0 ? attempts / elapsed : 0.0);
+	       attempts, eperm, connected, other, first_other ? strerror(first_other) : "", elapsed,
+	       elapsed > 0 ? attempts / elapsed : 0.0);
 	/* every attempt must be refused with EPERM: anything else is a broken bench */
 	return eperm > 0 && connected == 0 && other == 0 ? 0 : 1;
 }
