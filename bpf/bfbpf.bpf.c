@@ -133,6 +133,14 @@ static __always_inline int destination_is_loopback(const struct destination *dst
 	return dst->addr[3] == 0 || dst->addr[3] == bpf_htonl(1);
 }
 
+/* 127.0.0.1 (as ::ffff:127.0.0.1) or ::1: where the DNS responder listens. */
+static __always_inline int destination_is_responder(const struct destination *dst)
+{
+	if (destination_is_ip4(dst))
+		return dst->addr[3] == bpf_htonl(0x7f000001);
+	return !dst->addr[0] && !dst->addr[1] && !dst->addr[2] && dst->addr[3] == bpf_htonl(1);
+}
+
 static __always_inline const struct bfbpf_sandbox *sandbox_lookup(__u64 cgroup_id)
 {
 	if (!cgroup_id)
@@ -324,8 +332,13 @@ static __always_inline int policy_verdict(const struct bfbpf_sandbox *sandbox,
 	if (sandbox->flags & BFBPF_SANDBOX_PUBLIC)
 		return BFBPF_VERDICT_ALLOW;
 	if (destination_is_loopback(dst)) {
-		/* The sandbox's own DNS responder is reachable even without loopback. */
-		if (sandbox->dns_port && dst->port == sandbox->dns_port)
+		/*
+		 * The sandbox's own DNS responder is reachable even without loopback:
+		 * exactly 127.0.0.1 or ::1 on its port, not the rest of 127.0.0.0/8,
+		 * where another service could listen on the same port number.
+		 */
+		if (sandbox->dns_port && dst->port == sandbox->dns_port &&
+		    destination_is_responder(dst))
 			return BFBPF_VERDICT_ALLOW;
 		return (sandbox->flags & BFBPF_SANDBOX_ALLOW_LOOPBACK) ? BFBPF_VERDICT_ALLOW
 								       : BFBPF_VERDICT_DENY;

@@ -7,7 +7,7 @@
 # Uses dns_up, dns_set and names_daemon_up of test-4-names.sh.
 
 ALL_TESTS+=(dns_clients_get_bfbpf_answers dns_rules dns_private_answer dns_moving_address
-	dns_tcp_pipelined dns_garbage)
+	dns_tcp_pipelined dns_garbage dns_no_loopback)
 
 ROGUE=198.18.0.3
 ROGUE_ANSWER=198.18.99.99
@@ -203,4 +203,18 @@ print("garbage handled")
 EOF
 	expect_status 0 bfs status --json
 	expect_listed "$CG" "s['dns']['queries']['formerr'] >= 2"
+}
+
+# With --no-loopback the responder stays reachable, but only the responder:
+# its port on any other loopback address is as closed as the rest of loopback.
+test_dns_no_loopback() {
+	dns_world_up
+	dns_set "$SRV4 www.test"
+	attach "$CG" --mode allowlist --allow www.test --no-loopback --netns "$(ns_sbx_path)"
+	[ "$(dig_short "$CG" www.test A)" = "$SRV4" ] || fail "DNS without loopback"
+	local port
+	port=$(bfs status --cgroup "$CG" --json | "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["sandboxes"][0]["dns"]["port"])')
+	log "the responder's port $port elsewhere on loopback is denied"
+	expect_denied "$CG" udp-connect 127.0.0.2 "$port"
+	expect_denied "$CG" udp-connect 127.0.0.1 $((port == 65535 ? port - 1 : port + 1))
 }
