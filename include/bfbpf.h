@@ -14,22 +14,19 @@
 #include <linux/types.h>
 
 /* Bumped whenever a key, value or map definition below changes. */
-#define BFBPF_ABI_VERSION 3
+#define BFBPF_ABI_VERSION 4
 
 /* Verdicts of the cgroup hooks: the kernel reads 1 as "go on", 0 as EPERM/drop. */
 #define BFBPF_VERDICT_DENY 0
 #define BFBPF_VERDICT_ALLOW 1
 
 /*
- * Sizes of the maps (allocated on use; a hash map's bucket array, 16 bytes a
- * slot, is the fixed cost: 8 MiB for the exact map).
+ * Sizes of the allow maps (allocated on use; a hash map's bucket array, 16
+ * bytes a slot, is the fixed cost: 8 MiB for the exact map). The per-sandbox
+ * maps are cgroup storage: sized by the cgroups attached, no limit here.
  */
-#define BFBPF_MAX_SANDBOXES 65536
 #define BFBPF_MAX_EXACT_ENTRIES (1 << 19)
 #define BFBPF_MAX_PREFIX_ENTRIES (1 << 18)
-
-/* How deep below the cgroup2 root a socket's cgroup may be and still be found. */
-#define BFBPF_MAX_CGROUP_DEPTH 32
 
 /* struct bfbpf_sandbox.flags */
 #define BFBPF_SANDBOX_PUBLIC (1u << 0)	       /* network_mode public: allow everything */
@@ -44,14 +41,16 @@
 #define BFBPF_PORT_ANY 0
 
 /*
- * One per attached sandbox, keyed by the cgroup id (inode of the cgroup2
- * directory) of the attached cgroup. Rewriting this value is the atomic flip
- * of an update: the programs read generation and flags from one element.
+ * One per attached sandbox: the cgroup storage of the attached cgroup, keyed
+ * by its cgroup id (inode of the cgroup2 directory). The kernel makes it
+ * zeroed when the programs are attached; rewriting it is the atomic flip of
+ * an update: the programs read generation and flags from one value.
  */
 struct bfbpf_sandbox {
-	__u32 generation; /* which allow entries apply; unique across sandboxes */
+	__u32 generation; /* which allow entries apply; unique; 0: not written yet, deny all */
 	__u32 flags;	  /* BFBPF_SANDBOX_* */
 	__u64 digest;	  /* digest of the canonical policy, for verify */
+	__u64 cgroup_id;  /* the attached cgroup, as events name it */
 	__u16 dns_port;	  /* host order; the responder on 127.0.0.1 (and ::1); 0: none */
 	__u16 reserved16;
 	__u32 reserved32;
@@ -110,8 +109,9 @@ enum bfbpf_hook {
 #define BFBPF_EVENTS_PER_SECOND 100
 
 /*
- * Per sandbox (keyed by the attached cgroup id), per CPU: created by the
- * daemon at attach, only looked up by the programs.
+ * Per sandbox, per CPU, in cgroup storage (keyed by the attached cgroup id):
+ * made by the kernel when the programs are attached, gone when they are
+ * detached; the daemon only reads it.
  */
 struct bfbpf_stats {
 	__u64 allowed[BFBPF_HOOK_COUNT];

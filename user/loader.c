@@ -257,6 +257,9 @@ const uint8_t *loader_prog_tag(const struct loader *loader, enum loader_hook hoo
 
 uint32_t loader_next_generation(struct loader *loader)
 {
+	/* 0 means "policy not written yet" to the programs: never hand it out. */
+	if (!loader->next_generation)
+		loader->next_generation = 1;
 	return loader->next_generation++;
 }
 
@@ -264,35 +267,6 @@ int loader_sandbox_set(struct loader *loader, uint64_t cgroup_id, const struct b
 {
 	if (bpf_map_update_elem(bpf_map__fd(loader->skel->maps.sandboxes), &cgroup_id, value,
 				BPF_ANY))
-		return -errno;
-	return 0;
-}
-
-int loader_stats_create(struct loader *loader, uint64_t cgroup_id)
-{
-	int cpus = libbpf_num_possible_cpus(), err = 0;
-	struct bfbpf_stats *values;
-
-	if (cpus <= 0)
-		return cpus ? cpus : -EINVAL;
-	values = calloc((size_t)cpus, sizeof(*values));
-	if (!values)
-		return -ENOMEM;
-	for (int cpu = 0; cpu < cpus; cpu++)
-		values[cpu].tokens = BFBPF_EVENTS_PER_SECOND; /* a full bucket to start */
-	/* NOEXIST: a re-adopted sandbox keeps its counts. */
-	if (bpf_map_update_elem(bpf_map__fd(loader->skel->maps.sandbox_stats), &cgroup_id, values,
-				BPF_NOEXIST) &&
-	    errno != EEXIST)
-		err = -errno;
-	free(values);
-	return err;
-}
-
-int loader_stats_delete(struct loader *loader, uint64_t cgroup_id)
-{
-	if (bpf_map_delete_elem(bpf_map__fd(loader->skel->maps.sandbox_stats), &cgroup_id) &&
-	    errno != ENOENT)
 		return -errno;
 	return 0;
 }
@@ -335,14 +309,6 @@ int loader_events_fd(const struct loader *loader)
 int loader_sandbox_get(struct loader *loader, uint64_t cgroup_id, struct bfbpf_sandbox *value)
 {
 	if (bpf_map_lookup_elem(bpf_map__fd(loader->skel->maps.sandboxes), &cgroup_id, value))
-		return -errno;
-	return 0;
-}
-
-int loader_sandbox_delete(struct loader *loader, uint64_t cgroup_id)
-{
-	if (bpf_map_delete_elem(bpf_map__fd(loader->skel->maps.sandboxes), &cgroup_id) &&
-	    errno != ENOENT)
 		return -errno;
 	return 0;
 }

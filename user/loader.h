@@ -68,17 +68,23 @@ void loader_snapshot_free(struct loader_snapshot *snapshot);
 /* Delete every allow entry whose generation no sandbox uses (after a crash). */
 int loader_entries_collect_garbage(struct loader *loader);
 
+/*
+ * A sandbox's value lives in the cgroup storage of its cgroup: it exists
+ * (zeroed, which denies everything) from the first link attached to the
+ * last one detached; set fails with -ENOENT outside that span. A set swaps
+ * the whole value at once.
+ */
 int loader_sandbox_set(struct loader *loader, uint64_t cgroup_id,
 		       const struct bfbpf_sandbox *value);
 int loader_sandbox_get(struct loader *loader, uint64_t cgroup_id, struct bfbpf_sandbox *value);
-int loader_sandbox_delete(struct loader *loader, uint64_t cgroup_id);
-/* The per-CPU counters of a sandbox: made at attach, summed for status, gone at detach. */
-int loader_stats_create(struct loader *loader, uint64_t cgroup_id);
-int loader_stats_delete(struct loader *loader, uint64_t cgroup_id);
+/*
+ * The per-CPU counters of a sandbox, summed (for status). The kernel makes
+ * them when the links are attached and frees them at detach (cgroup storage).
+ */
 int loader_stats_read(struct loader *loader, uint64_t cgroup_id, struct bfbpf_stats *sum);
 /* The ring buffer of denial events. */
 int loader_events_fd(const struct loader *loader);
-/* Every cgroup id in the sandboxes map (caller frees *ids). */
+/* Every cgroup id with a sandbox value, i.e. with our links attached (caller frees *ids). */
 int loader_sandbox_list(struct loader *loader, uint64_t **ids, size_t *count);
 
 /*
@@ -100,6 +106,8 @@ int loader_link_prog_id(int link_fd, uint32_t *prog_id);
 /* Detach and unpin; closes the fds and sets them to -1. */
 int loader_links_detach(struct loader *loader, uint64_t cgroup_id, int link_fds[LOADER_HOOK_COUNT]);
 void loader_links_close(int link_fds[LOADER_HOOK_COUNT]);
+/* The cgroup ids with a directory of pinned links (caller frees *ids). */
+int loader_links_pinned_ids(struct loader *loader, uint64_t **ids, size_t *count);
 /* Does the pin directory hold links of this cgroup id? */
 bool loader_links_pinned(struct loader *loader, uint64_t cgroup_id);
 

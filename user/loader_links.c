@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Loader: the cgroup links of each sandbox (attach, pin, re-open, repair, detach). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -34,6 +35,51 @@ bool loader_links_pinned(struct loader *loader, uint64_t cgroup_id)
 		return false;
 	loader_link_path(loader, cgroup_id, -1, path, sizeof(path));
 	return !access(path, F_OK);
+}
+
+int loader_links_pinned_ids(struct loader *loader, uint64_t **ids, size_t *count)
+{
+	char path[PATH_MAX];
+	struct dirent *entry;
+	uint64_t *list = NULL;
+	size_t n = 0;
+	DIR *dir;
+	int err = 0;
+
+	*ids = NULL;
+	*count = 0;
+	if (!loader->pin_dir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/links", loader->pin_dir);
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while ((entry = readdir(dir))) {
+		unsigned long long id;
+		char *end;
+		uint64_t *grown;
+
+		if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
+			continue;
+		errno = 0;
+		id = strtoull(entry->d_name, &end, 10);
+		if (*end || errno)
+			continue; /* not ours */
+		grown = reallocarray(list, n + 1, sizeof(*list));
+		if (!grown) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		list = grown;
+		list[n++] = id;
+	}
+	*ids = list;
+	*count = n;
+	list = NULL;
+cleanup:
+	free(list);
+	closedir(dir);
+	return err;
 }
 
 void loader_links_close(int link_fds[LOADER_HOOK_COUNT])

@@ -53,6 +53,7 @@ void sandbox_value(const struct sandbox *sandbox, const struct policy *policy, u
 	value->flags = sandbox_flags(policy) | (sandbox->dns_v6 ? BFBPF_SANDBOX_DNS_V6 : 0) |
 		       (sandbox->events ? BFBPF_SANDBOX_EVENTS : 0);
 	value->digest = digest;
+	value->cgroup_id = sandbox->cgroup_id;
 	value->dns_port = sandbox->dns_port;
 }
 
@@ -169,7 +170,7 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 {
 	struct sandbox *sandbox = sandbox_new();
 	struct bfbpf_sandbox value = {0};
-	bool entries_written = false, value_written = false, names_referenced = false;
+	bool entries_written = false, names_referenced = false;
 	int err;
 
 	if (!sandbox)
@@ -247,21 +248,23 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 		sandbox->dns_v6 = responder_has_v6(sandbox->responder);
 	}
 	sandbox->generation = loader_next_generation(registry->loader);
-	/* Policy first, links last: a program that starts running finds its policy. */
+	/*
+	 * Entries, then links, then the value: the links bring the cgroup's
+	 * storage into being, zeroed, and a zero value denies everything, so
+	 * the cgroup is closed from the first link on and opens to its policy
+	 * with the one write of the value.
+	 */
 	err = loader_entries_write(registry->loader, sandbox->generation, &sandbox->applied);
 	if (err)
 		goto kernel_error;
 	entries_written = true;
-	sandbox->events = registry->events_enabled;
-	sandbox_value(sandbox, policy, sandbox->generation, sandbox->digest, &value);
-	err = loader_stats_create(registry->loader, sandbox->cgroup_id);
-	if (!err)
-		err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
-	if (err)
-		goto kernel_error;
-	value_written = true;
 	err = loader_links_attach(registry->loader, sandbox->cgroup_id, sandbox->path,
 				  sandbox->link_fds);
+	if (err)
+		goto kernel_error;
+	sandbox->events = registry->events_enabled;
+	sandbox_value(sandbox, policy, sandbox->generation, sandbox->digest, &value);
+	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
 	if (err)
 		goto kernel_error;
 	err = sandbox_registry_add(registry, sandbox);
@@ -277,11 +280,8 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 kernel_error:
 	sandbox_error_set(error, "kernel", "attaching %s: %s", sandbox->path, strerror(-err));
 undo:
-	/* The links (if any) were undone by loader_links_attach; undo the maps. */
+	/* Detaching the links frees the value (cgroup storage); then the entries. */
 	loader_links_detach(registry->loader, sandbox->cgroup_id, sandbox->link_fds);
-	if (value_written)
-		loader_sandbox_delete(registry->loader, sandbox->cgroup_id);
-	loader_stats_delete(registry->loader, sandbox->cgroup_id);
 	if (entries_written)
 		loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
 	if (names_referenced)
@@ -391,6 +391,11 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 			goto kernel_error;
 		names_referenced = true;
 	}
+	/*
+	 * Links first: if every link had gone, so had the value (cgroup storage),
+	 * and the re-attached links start it afresh, closed, for the write below.
+	 */
+	sandbox_links_mend(registry, sandbox);
 	err = sandbox_allowset_compute(registry, &copy, sandbox->learned, sandbox->learned_count,
 				       &next);
 	if (!err)
@@ -399,7 +404,6 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 				: -ENOMEM;
 	if (err)
 		goto kernel_error;
-	sandbox_links_mend(registry, sandbox);
 	if (sandbox->policy_known) {
 		if (registry->resolver)
 			resolver_policy_unref(registry->resolver, &sandbox->policy);
@@ -467,8 +471,7 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 				  strerror(-err));
 		return err;
 	}
-	loader_sandbox_delete(registry->loader, sandbox->cgroup_id);
-	loader_stats_delete(registry->loader, sandbox->cgroup_id);
+	/* The value and the counters went with the links (cgroup storage). */
 	loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
 	sandbox_state_remove(registry, sandbox->cgroup_id);
 	if (registry->resolver && sandbox->policy_known)

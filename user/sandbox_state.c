@@ -113,8 +113,6 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 	struct bfbpf_sandbox fresh;
 
 	sandbox->events = registry->events_enabled;
-	if (loader_stats_create(registry->loader, sandbox->cgroup_id))
-		log_warn("%s: cannot make its counters", sandbox->path);
 	if (!registry->dns || !sandbox->policy_known)
 		return;
 	if (sandbox->netns_path[0] && sandbox->netns_fd < 0) {
@@ -183,6 +181,47 @@ cleanup:
 	return err;
 }
 
+static bool sandbox_id_listed(const uint64_t *ids, size_t count, uint64_t id)
+{
+	for (size_t i = 0; i < count; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * Pinned links with no sandbox value: their cgroup was removed while no
+ * daemon ran (the kernel then detaches its programs and frees its storage).
+ * Unpin them and forget the state, as the reaper does for a live daemon.
+ */
+static int sandbox_forget_removed(struct sandbox_registry *registry, const uint64_t *live,
+				  size_t live_count)
+{
+	uint64_t *pinned = NULL;
+	size_t count = 0;
+	int err;
+
+	err = loader_links_pinned_ids(registry->loader, &pinned, &count);
+	if (err)
+		return err;
+	for (size_t i = 0; i < count; i++) {
+		int link_fds[LOADER_HOOK_COUNT];
+
+		if (sandbox_id_listed(live, live_count, pinned[i]))
+			continue;
+		log_warn("cgroup id %" PRIu64 " has pinned links but no policy in the kernel: "
+			 "its cgroup was removed (or every link detached) while no daemon ran; "
+			 "removing its pins and state (attach it again if it still exists)",
+			 pinned[i]);
+		loader_links_open(registry->loader, pinned[i], link_fds);
+		if (loader_links_detach(registry->loader, pinned[i], link_fds))
+			log_warn("cgroup id %" PRIu64 ": could not remove all its pins", pinned[i]);
+		sandbox_state_remove(registry, pinned[i]);
+	}
+	free(pinned);
+	return 0;
+}
+
 int sandbox_registry_adopt(struct sandbox_registry *registry)
 {
 	uint64_t *ids = NULL;
@@ -200,7 +239,9 @@ int sandbox_registry_adopt(struct sandbox_registry *registry)
 			goto cleanup;
 		}
 	}
-	err = loader_entries_collect_garbage(registry->loader);
+	err = sandbox_forget_removed(registry, ids, count);
+	if (!err)
+		err = loader_entries_collect_garbage(registry->loader);
 	sandbox_registry_reap(registry);
 cleanup:
 	free(ids);

@@ -95,8 +95,9 @@ static void verify_policy(struct sandbox_registry *registry, struct sandbox *san
 	bool ok;
 
 	if (loader_sandbox_get(registry->loader, sandbox->cgroup_id, &value)) {
-		verify_check_add(checks, complete, "policy", false,
-				 "the sandboxes map has no entry for this cgroup");
+		verify_check_add(
+			checks, complete, "policy", false,
+			"no policy value in the kernel for this cgroup (no link attached?)");
 		return;
 	}
 	sandbox_digest_format(sandbox->digest, want);
@@ -105,6 +106,7 @@ static void verify_policy(struct sandbox_registry *registry, struct sandbox *san
 		sandbox_value(sandbox, &sandbox->policy, sandbox->generation, sandbox->digest,
 			      &expected);
 	ok = value.generation == sandbox->generation && value.digest == sandbox->digest &&
+	     value.cgroup_id == sandbox->cgroup_id &&
 	     (!sandbox->policy_known ||
 	      (value.flags == expected.flags && value.dns_port == expected.dns_port));
 	if (!sandbox->policy_known) {
@@ -156,6 +158,8 @@ static void verify_entries(struct sandbox_registry *registry,
 }
 
 #define VERIFY_CAP_NET_RAW 13
+/* How deep below a sandbox the search for CAP_NET_RAW holders goes. */
+#define VERIFY_MAX_CGROUP_DEPTH 32
 
 /* The first process of the cgroup tree whose bounding set still has CAP_NET_RAW. */
 static int verify_find_net_raw(const char *cgroup, int depth, int *pid_out)
@@ -190,7 +194,7 @@ static int verify_find_net_raw(const char *cgroup, int depth, int *pid_out)
 		}
 	}
 	fclose(procs);
-	if (depth >= BFBPF_MAX_CGROUP_DEPTH)
+	if (depth >= VERIFY_MAX_CGROUP_DEPTH)
 		return 0;
 	dir = opendir(cgroup);
 	if (!dir)

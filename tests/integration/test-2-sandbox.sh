@@ -4,7 +4,7 @@
 # detach, status, verify, and a daemon that dies.
 
 ALL_TESTS+=(nested_cgroup two_sandboxes update_cuts_established_flow detach status
-	verify_locked daemon_kill9_readopt attach_fails_cleanly)
+	verify_locked daemon_kill9_readopt cgroup_removed_while_down attach_fails_cleanly)
 
 test_nested_cgroup() {
 	world_up
@@ -166,6 +166,31 @@ test_verify_locked() {
 	log "a public sandbox is not locked down either"
 	update "$CG" --mode public
 	expect_status 1 bfs verify --cgroup "$CG" --json
+}
+
+test_cgroup_removed_while_down() {
+	world_up
+	daemon_up
+	local gone=$CG-gone id # a sibling: nested sandboxes are refused
+	cg_make "$gone"
+	id=$(cg_id "$gone")
+	attach "$CG" --mode allowlist --allow $SRV4
+	attach "$gone" --mode allowlist --allow $SRV4
+	[ -d "$PINS/links/$id" ] || fail "no pinned links for $gone"
+	log "kill -9 the daemon, then remove one sandbox's cgroup"
+	kill -KILL "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null
+	cg_remove "$gone"
+	[ -d "$gone" ] && fail "cannot remove $gone"
+	log "a new daemon re-adopts the live sandbox and drops the removed one's pins"
+	daemon_start
+	daemon_wait
+	expect_listed "$CG" "s['policy']['network_mode'] == 'allowlist'"
+	status_json "$CASEDIR/status.json" >/dev/null
+	json_check "$CASEDIR/status.json" "len(d['sandboxes']) == 1" ||
+		fail "the removed cgroup is still listed"
+	[ -e "$PINS/links/$id" ] && fail "the removed cgroup's links are still pinned"
+	expect "$CG" "ok tcp $SRV4 7000" "denied tcp $SRV4B 7000"
 }
 
 test_daemon_kill9_readopt() {
