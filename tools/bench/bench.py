@@ -855,6 +855,29 @@ def render(args):
                     v, med(pr), min(pr), max(pr)), )
         w("")
 
+    # ---- per-round detail (bulk)
+    bulk_rounds = {}
+    for r in bulk:
+        bulk_rounds.setdefault(r["proto"], {}).setdefault(r["round"], {})[r["variant"]] = r["bps"]
+    if bulk_rounds:
+        w("## iperf3, round by round\n")
+        w("Gbit/s; each round starts at the next variant.\n")
+        vs = ("a", "b10", "b10k", "b10kw")
+        protos = [p for p in ("tcp", "udp") if p in bulk_rounds]
+        w("| Round | " + " | ".join("{} {}".format(p.upper(), v) for p in protos for v in vs) + " |")
+        w("| --- |" + " --- |" * (len(vs) * len(protos)))
+        for k in sorted(bulk_rounds[protos[0]]):
+            w("| {} | ".format(k) + " | ".join(
+                fmt((bulk_rounds[p].get(k, {}).get(v) or 0) / 1e9, 2) for p in protos for v in vs)
+              + " |")
+        for p in protos:
+            for v in vs[1:]:
+                pr = paired_ratios(bulk_rounds[p], "a", v)
+                if pr:
+                    w("\nPaired per-round ratio {} {}/a: median {:.3f}, min–max {:.3f}–{:.3f}."
+                      .format(p.upper(), v, med(pr), min(pr), max(pr)))
+        w("")
+
     if ev_rounds:
         w("## Denied connects, round by round\n")
         w("Events on / events off (`--no-events`), connects per second; the order of the two "
