@@ -379,7 +379,7 @@ static int hostmatch_parse_address(const char *host, bool bracketed, bool model_
 }
 
 static int hostmatch_parse_name(const char *host, bool model_endpoint, struct policy_entry *e,
-				char *why, size_t why_size)
+				char *out, char *why, size_t why_size)
 {
 	const char *name = host;
 
@@ -412,7 +412,8 @@ static int hostmatch_parse_name(const char *host, bool model_endpoint, struct po
 			return -EINVAL;
 		}
 	}
-	return hostname_normalize(name, e->name, sizeof(e->name), why, why_size);
+	e->name = out;
+	return hostname_normalize(name, out, POLICY_NAME_SIZE, why, why_size);
 }
 
 /*
@@ -451,7 +452,7 @@ static int hostmatch_split(const char *text, char *host, const char **port, bool
 }
 
 static int hostmatch_entry_parse_why(const char *text, bool model_endpoint, struct policy_entry *e,
-				     char *why, size_t why_size)
+				     char *name, char *why, size_t why_size)
 {
 	char host[POLICY_MAX_ENTRY_LENGTH + 1];
 	const char *port;
@@ -480,23 +481,24 @@ static int hostmatch_entry_parse_why(const char *text, bool model_endpoint, stru
 	if (bracketed || strchr(host, '/') || strchr(host, ':') ||
 	    inet_pton(AF_INET, host, &(struct in_addr){0}) == 1)
 		return hostmatch_parse_address(host, bracketed, model_endpoint, e, why, why_size);
-	return hostmatch_parse_name(host, model_endpoint, e, why, why_size);
+	return hostmatch_parse_name(host, model_endpoint, e, name, why, why_size);
 }
 
-int policy_entry_parse(const char *text, bool model_endpoint, struct policy_entry *out, char *err,
-		       size_t err_size)
+int policy_entry_parse(const char *text, bool model_endpoint, struct policy_entry *out, char *name,
+		       char *err, size_t err_size)
 {
 	char why[HOSTMATCH_WHY_SIZE], quoted[HOSTMATCH_QUOTE_MAX * 4 + 8];
 	struct policy_entry e;
 	int ret;
 
-	if (!text || !out) {
+	if (!text || !out || !name) {
 		hostmatch_errf(err, err_size, "no entry");
 		return -EINVAL;
 	}
-	/* Zeroed whole, so that equal entries are equal byte for byte (memcmp). */
+	/* Zeroed whole (padding too): equal entries differ only in where their names are. */
 	memset(&e, 0, sizeof(e));
-	ret = hostmatch_entry_parse_why(text, model_endpoint, &e, why, sizeof(why));
+	e.name = "";
+	ret = hostmatch_entry_parse_why(text, model_endpoint, &e, name, why, sizeof(why));
 	if (ret) {
 		hostmatch_quote(text, quoted, sizeof(quoted));
 		hostmatch_errf(err, err_size, "%s: %s", quoted, why);

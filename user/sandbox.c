@@ -32,17 +32,16 @@ static void sandbox_error_set(struct sandbox_error *error, const char *code, con
 	va_end(args);
 }
 
-/*
- * The canonical JSON of a policy, kept as text: a fraction of the memory of
- * the object (a thousand sandboxes keep theirs), parsed again for status.
- */
-char *sandbox_canonical_text(const struct policy *policy)
+/* Paths are kept at their length, not PATH_MAX: a thousand sandboxes keep two each. */
+int sandbox_set_path(char **field, const char *text)
 {
-	json_t *canonical = policy_to_json(policy);
-	char *text = canonical ? json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	char *copy = strdup(text);
 
-	json_decref(canonical);
-	return text;
+	if (!copy)
+		return -ENOMEM;
+	free(*field);
+	*field = copy;
+	return 0;
 }
 
 void sandbox_value(const struct sandbox *sandbox, const struct policy *policy, uint32_t generation,
@@ -121,6 +120,11 @@ struct sandbox *sandbox_new(void)
 	for (int hook = 0; hook < LOADER_HOOK_COUNT; hook++)
 		sandbox->link_fds[hook] = -1;
 	sandbox->netns_fd = -1;
+	sandbox->path = strdup("");
+	if (!sandbox->path) {
+		free(sandbox);
+		return NULL;
+	}
 	return sandbox;
 }
 
@@ -134,7 +138,8 @@ void sandbox_free(struct sandbox *sandbox)
 	if (sandbox->netns_fd >= 0)
 		close(sandbox->netns_fd);
 	free(sandbox->last_verify);
-	free(sandbox->canonical);
+	free(sandbox->path);
+	free(sandbox->netns_path);
 	if (sandbox->policy_known)
 		policy_free(&sandbox->policy);
 	allowset_free(&sandbox->applied);
@@ -159,16 +164,20 @@ int sandbox_netns_open(struct sandbox *sandbox, const char *netns)
 		close(fd);
 		return -EINVAL;
 	}
-	snprintf(sandbox->netns_path, sizeof(sandbox->netns_path), "%s", netns);
+	if (sandbox_set_path(&sandbox->netns_path, netns)) {
+		close(fd);
+		return -ENOMEM;
+	}
 	sandbox->netns_fd = fd;
 	return 0;
 }
 
 int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
-		   const struct policy *policy, struct sandbox **out, struct sandbox_error *error)
+		   struct policy *policy, struct sandbox **out, struct sandbox_error *error)
 {
 	struct sandbox *sandbox = sandbox_new();
 	struct bfbpf_sandbox value = {0};
+	char resolved[PATH_MAX];
 	bool entries_written = false, value_written = false, names_referenced = false;
 	int err;
 
@@ -183,10 +192,15 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 			goto cleanup;
 		}
 	}
-	err = cgroup_resolve(path, sandbox->path, sizeof(sandbox->path));
+	err = cgroup_resolve(path, resolved, sizeof(resolved));
 	if (err) {
 		sandbox_error_set(error, "no_cgroup", "cgroup %s: %s", path,
 				  err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
+		goto cleanup;
+	}
+	err = sandbox_set_path(&sandbox->path, resolved);
+	if (err) {
+		sandbox_error_set(error, "internal", "cgroup %s: %s", resolved, strerror(-err));
 		goto cleanup;
 	}
 	err = cgroup_id_of_path(sandbox->path, &sandbox->cgroup_id);
@@ -217,14 +231,7 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 			sandbox->path, other);
 		goto cleanup;
 	}
-	err = policy_copy(policy, &sandbox->policy);
-	if (err) {
-		sandbox_error_set(error, "internal", "copying the policy: %s", strerror(-err));
-		goto cleanup;
-	}
-	sandbox->policy_known = true;
-	sandbox->canonical = sandbox_canonical_text(policy);
-	sandbox->digest = policy_digest_text(sandbox->canonical);
+	sandbox->digest = policy_digest(policy);
 	if (registry->resolver) {
 		err = resolver_policy_ref(registry->resolver, policy);
 		if (err)
@@ -272,6 +279,9 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	log_info("attached %s (cgroup id %" PRIu64 ", %s, generation %u, %zu entries)",
 		 sandbox->path, sandbox->cgroup_id, policy_mode_name(policy->mode),
 		 sandbox->generation, sandbox->applied.count);
+	sandbox->policy = *policy; /* taken, not copied */
+	sandbox->policy_known = true;
+	memset(policy, 0, sizeof(*policy));
 	*out = sandbox;
 	return 0;
 kernel_error:
@@ -371,32 +381,22 @@ static void sandbox_links_mend(struct sandbox_registry *registry, struct sandbox
 }
 
 int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
-		   const struct policy *policy, struct sandbox_error *error)
+		   struct policy *policy, struct sandbox_error *error)
 {
 	struct allowset next = {0};
-	struct policy copy;
 	bool names_referenced = false;
-	char *canonical;
 	int err;
 
-	err = policy_copy(policy, &copy);
-	if (err) {
-		sandbox_error_set(error, "internal", "copying the policy: %s", strerror(-err));
-		return err;
-	}
-	canonical = sandbox_canonical_text(&copy); /* once: the digest, the state, status */
 	if (registry->resolver) {
-		err = resolver_policy_ref(registry->resolver, &copy);
+		err = resolver_policy_ref(registry->resolver, policy);
 		if (err)
 			goto kernel_error;
 		names_referenced = true;
 	}
-	err = sandbox_allowset_compute(registry, &copy, sandbox->learned, sandbox->learned_count,
+	err = sandbox_allowset_compute(registry, policy, sandbox->learned, sandbox->learned_count,
 				       &next);
 	if (!err)
-		err = canonical ? sandbox_program(registry, sandbox, &copy,
-						  policy_digest_text(canonical), &next)
-				: -ENOMEM;
+		err = sandbox_program(registry, sandbox, policy, policy_digest(policy), &next);
 	if (err)
 		goto kernel_error;
 	sandbox_links_mend(registry, sandbox);
@@ -405,26 +405,24 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 			resolver_policy_unref(registry->resolver, &sandbox->policy);
 		policy_free(&sandbox->policy);
 	}
-	sandbox->policy = copy;
+	sandbox->policy = *policy; /* taken, not copied */
+	memset(policy, 0, sizeof(*policy));
 	sandbox->policy_known = true;
 	sandbox->names_settled = false; /* the new policy's names */
-	free(sandbox->canonical);
-	sandbox->canonical = canonical;
 	sandbox_learned_prune(registry, sandbox);
 	free(sandbox->last_verify);
 	sandbox->last_verify = NULL;
 	sandbox->state_dirty = true; /* written after the reply (sandbox_registry_collect) */
 	log_info("updated %s (%s, generation %u, %zu entries)", sandbox->path,
-		 policy_mode_name(policy->mode), sandbox->generation, sandbox->applied.count);
+		 policy_mode_name(sandbox->policy.mode), sandbox->generation,
+		 sandbox->applied.count);
 	return 0;
 kernel_error:
 	sandbox_error_set(error, "kernel", "updating %s: %s; the previous policy stays in force",
 			  sandbox->path, strerror(-err));
 	if (names_referenced)
-		resolver_policy_unref(registry->resolver, &copy);
-	free(canonical);
+		resolver_policy_unref(registry->resolver, policy);
 	allowset_free(&next);
-	policy_free(&copy);
 	return err;
 }
 
@@ -502,10 +500,9 @@ json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox 
 	object = json_pack("{s:s, s:I, s:I, s:s, s:o, s:I, s:o, s:o}", "cgroup", sandbox->path,
 			   "cgroup_id", (json_int_t)sandbox->cgroup_id, "generation",
 			   (json_int_t)sandbox->generation, "digest", digest, "policy",
-			   sandbox->canonical ? json_loads(sandbox->canonical, 0, NULL)
-					      : json_null(),
+			   sandbox->policy_known ? policy_to_json(&sandbox->policy) : json_null(),
 			   "entries", (json_int_t)sandbox->applied.count, "hooks", hooks, "netns",
-			   sandbox->netns_path[0] ? json_string(sandbox->netns_path) : json_null());
+			   sandbox->netns_path ? json_string(sandbox->netns_path) : json_null());
 	if (object && registry->resolver && sandbox->policy_known)
 		json_object_set_new(object, "names", sandbox_names_to_json(registry, sandbox));
 	if (object && sandbox->responder)

@@ -34,18 +34,17 @@ struct sandbox_garbage {
 
 struct sandbox {
 	uint64_t cgroup_id;
-	char path[PATH_MAX];
-	bool policy_known; /* false: adopted without a readable state file */
-	struct policy policy;
-	char *canonical; /* the policy's canonical JSON text, made once per policy; NULL: unknown */
+	char *path;	      /* never NULL; "" when adopted without a known path */
+	bool policy_known;    /* false: adopted without a readable state file */
+	struct policy policy; /* the only copy: status and the state file format it again */
 	uint64_t digest;
 	uint32_t generation;
 	struct allowset applied; /* the entries of generation in the maps */
 	int link_fds[LOADER_HOOK_COUNT];
 	time_t since;
-	char netns_path[PATH_MAX]; /* "" when not given: the daemon's namespace */
-	int netns_fd;		   /* held open: a /proc/PID/ns/net path dies with PID */
-	char *last_verify;	   /* the last full verification (with probes) as text, or NULL */
+	char *netns_path;  /* NULL when not given: the daemon's namespace */
+	int netns_fd;	   /* held open: a /proc/PID/ns/net path dies with PID */
+	char *last_verify; /* the last full verification (with probes) as text, or NULL */
 	time_t last_verify_at;
 	bool last_check_ok; /* the periodic attachment and map checks */
 	time_t last_check_at;
@@ -92,11 +91,15 @@ void sandbox_registry_free(struct sandbox_registry *registry);
 
 struct sandbox *sandbox_find(struct sandbox_registry *registry, uint64_t cgroup_id);
 
-/* netns may be NULL (the sandbox shares the daemon's network namespace). */
+/*
+ * netns may be NULL (the sandbox shares the daemon's network namespace).
+ * Both take the policy: on success it is the sandbox's and *policy is left
+ * empty (no copy is made); on failure it stays the caller's.
+ */
 int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
-		   const struct policy *policy, struct sandbox **out, struct sandbox_error *error);
+		   struct policy *policy, struct sandbox **out, struct sandbox_error *error);
 int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
-		   const struct policy *policy, struct sandbox_error *error);
+		   struct policy *policy, struct sandbox_error *error);
 int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 		   struct sandbox_error *error);
 

@@ -48,10 +48,9 @@ static int sandbox_add_learned(const struct sandbox_registry *registry, const st
 			       const char *name, const struct allowset *literals,
 			       struct allowset *set)
 {
-	struct policy_entry as_entry = {.kind = POLICY_ENTRY_HOSTNAME};
+	struct policy_entry as_entry = {.kind = POLICY_ENTRY_HOSTNAME, .name = name};
 	int err = 0;
 
-	snprintf(as_entry.name, sizeof(as_entry.name), "%s", name);
 	for (size_t i = 0;
 	     !err && policy->mode == POLICY_MODE_ALLOWLIST && i < policy->n_allowed_hosts; i++) {
 		const struct policy_entry *entry = &policy->allowed_hosts[i];

@@ -31,13 +31,13 @@ int sandbox_state_write(const struct sandbox_registry *registry, const struct sa
 	json_t *state;
 	int err = 0;
 
-	if (!registry->state_dir)
+	if (!registry->state_dir || !sandbox->policy_known)
 		return 0;
 	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
 	snprintf(temporary, sizeof(temporary), "%s.tmp", path);
 	state = json_pack("{s:s, s:s, s:o, s:o}", "cgroup", sandbox->path, "netns",
-			  sandbox->netns_path, "policy", json_loads(sandbox->canonical, 0, NULL),
-			  "learned", json_array());
+			  sandbox->netns_path ? sandbox->netns_path : "", "policy",
+			  policy_to_json(&sandbox->policy), "learned", json_array());
 	if (!state)
 		return -ENOMEM;
 	for (size_t i = 0; i < sandbox->learned_count; i++)
@@ -80,11 +80,15 @@ static int sandbox_state_read(struct sandbox_registry *registry, struct sandbox 
 		return -ENOENT;
 	if (json_unpack(state, "{s:s, s:o}", "cgroup", &cgroup, "policy", &policy))
 		goto cleanup;
-	snprintf(sandbox->path, sizeof(sandbox->path), "%s", cgroup);
+	err = sandbox_set_path(&sandbox->path, cgroup);
+	if (err)
+		goto cleanup;
 	netns = json_string_value(json_object_get(state, "netns"));
 	if (netns && netns[0] && sandbox_netns_open(sandbox, netns)) {
 		/* Kept by name: verify reports it gone rather than probing elsewhere. */
-		snprintf(sandbox->netns_path, sizeof(sandbox->netns_path), "%s", netns);
+		err = sandbox_set_path(&sandbox->netns_path, netns);
+		if (err)
+			goto cleanup;
 		log_warn("sandbox %s: its network namespace %s is gone", cgroup, netns);
 	}
 	err = policy_from_json(policy, &sandbox->policy, err_text, sizeof(err_text));
@@ -117,7 +121,7 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 		log_warn("%s: cannot make its counters", sandbox->path);
 	if (!registry->dns || !sandbox->policy_known)
 		return;
-	if (sandbox->netns_path[0] && sandbox->netns_fd < 0) {
+	if (sandbox->netns_path && sandbox->netns_fd < 0) {
 		log_warn("%s: its network namespace is gone; no DNS responder", sandbox->path);
 	} else if (responder_open(registry->dns, sandbox, sandbox->netns_fd, value->dns_port,
 				  &sandbox->responder)) {
@@ -133,10 +137,39 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 		log_error("%s: cannot record its responder's new port", sandbox->path);
 }
 
+/*
+ * Does the state file's policy match what the maps were programmed with?
+ * A daemon before policy_digest()'s binary form wrote the digest of the
+ * canonical text: such a sandbox is recognised and its value gets today's
+ * digest (one write; its entries stay as they are), so an upgrade keeps
+ * every policy known. Returns 0 when it matches (sandbox->digest is then
+ * today's digest of the policy).
+ */
+static int sandbox_adopt_digest(struct sandbox_registry *registry, struct sandbox *sandbox,
+				struct bfbpf_sandbox *value)
+{
+	struct bfbpf_sandbox upgraded = *value;
+	uint64_t digest = policy_digest(&sandbox->policy);
+	int err;
+
+	if (digest == value->digest)
+		return 0;
+	if (policy_digest_legacy(&sandbox->policy) != value->digest)
+		return -ESTALE;
+	upgraded.digest = digest;
+	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &upgraded);
+	if (err)
+		return err;
+	*value = upgraded;
+	log_info("%s: its digest is now in the binary form (policy unchanged)", sandbox->path);
+	return 0;
+}
+
 static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_id)
 {
 	struct sandbox *sandbox = sandbox_new();
 	struct bfbpf_sandbox value;
+	bool known = false;
 	int err;
 
 	if (!sandbox)
@@ -146,15 +179,13 @@ static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_
 	if (err)
 		goto cleanup;
 	sandbox->generation = value.generation;
-	sandbox->digest = value.digest;
 	if (loader_links_open(registry->loader, cgroup_id, sandbox->link_fds))
 		log_warn("sandbox %" PRIu64 ": some links are not pinned; verify will say which",
 			 cgroup_id);
-	if (!sandbox_state_read(registry, sandbox))
-		sandbox->canonical = sandbox_canonical_text(&sandbox->policy);
-	if (!sandbox->canonical || policy_digest_text(sandbox->canonical) != value.digest) {
-		free(sandbox->canonical);
-		sandbox->canonical = NULL;
+	if (sandbox_state_read(registry, sandbox) == 0)
+		known = sandbox_adopt_digest(registry, sandbox, &value) == 0;
+	sandbox->digest = value.digest;
+	if (!known) {
 		if (sandbox->policy_known)
 			policy_free(&sandbox->policy);
 		sandbox->policy_known = false;

@@ -255,7 +255,7 @@ static void verify_probes(struct sandbox_registry *registry, struct sandbox *san
 	};
 	char detail[PATH_MAX + 64];
 
-	if (sandbox->netns_path[0] && sandbox->netns_fd < 0) {
+	if (sandbox->netns_path && sandbox->netns_fd < 0) {
 		snprintf(detail, sizeof(detail), "network namespace %s is gone",
 			 sandbox->netns_path);
 		verify_check_add(checks, complete, "probes", false, detail);
