@@ -333,12 +333,16 @@ static int hostmatch_parse_address(const char *host, bool bracketed, bool model_
 				   struct policy_entry *e, char *why, size_t why_size)
 {
 	char addr[POLICY_MAX_ENTRY_LENGTH + 1];
+	size_t length = strnlen(host, POLICY_MAX_ENTRY_LENGTH);
 	struct in6_addr masked;
 	struct in_addr v4;
+	bool colon;
 	char *slash;
 	int ret = 0;
 
-	snprintf(addr, sizeof(addr), "%s", host);
+	/* Copied by hand: snprintf's formatting was a fifth of parsing an address. */
+	memcpy(addr, host, length);
+	addr[length] = '\0';
 	slash = strchr(addr, '/');
 	if (slash && model_endpoint) {
 		hostmatch_errf(why, why_size,
@@ -349,21 +353,23 @@ static int hostmatch_parse_address(const char *host, bool bracketed, bool model_
 		*slash = '\0';
 	e->kind = POLICY_ENTRY_ADDRESS;
 	e->prefix_len = 128;
-	if (inet_pton(AF_INET6, addr, &e->addr) == 1) {
+	/* IPv6 text always has a colon, IPv4 text never: one inet_pton per address. */
+	colon = strchr(addr, ':') != NULL;
+	if (colon && inet_pton(AF_INET6, addr, &e->addr) == 1) {
 		if (slash)
 			ret = hostmatch_parse_prefix(slash + 1, 128, e, why, why_size);
-	} else if (inet_pton(AF_INET, addr, &v4) == 1 && !bracketed) {
+	} else if (!colon && !bracketed && inet_pton(AF_INET, addr, &v4) == 1) {
 		e->addr.s6_addr[10] = 0xff;
 		e->addr.s6_addr[11] = 0xff;
 		memcpy(&e->addr.s6_addr[12], &v4, 4);
 		if (slash)
 			ret = hostmatch_parse_prefix(slash + 1, 32, e, why, why_size);
-	} else if (bracketed && !strchr(addr, ':')) {
+	} else if (bracketed && !colon) {
 		hostmatch_errf(why, why_size, "brackets are only for IPv6 addresses");
 		ret = -EINVAL;
 	} else {
 		hostmatch_errf(why, why_size, "not a valid %s",
-			       (bracketed || strchr(addr, ':'))
+			       (bracketed || colon)
 				       ? "IPv6 address (an IPv6 address with a port is written "
 					 "[addr]:port)"
 				       : "IP address (a prefix length needs one)");

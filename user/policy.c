@@ -13,14 +13,12 @@
 
 #include "hostmatch.h"
 #include "policy.h"
+#include "policy_internal.h"
 
 /* Room for a quoted entry (truncated) and the reason given for it. */
 #define POLICY_WHY_SIZE 512
 /* How much of a key or value an error message shows. */
 #define POLICY_QUOTE_MAX "64"
-
-#define POLICY_FNV_OFFSET 0xcbf29ce484222325ULL
-#define POLICY_FNV_PRIME 0x100000001b3ULL
 
 static const char *const policy_keys[] = {
 	"network_mode",		"allow_internet",  "allowed_hosts",
@@ -72,84 +70,6 @@ int policy_mode_from_name(const char *name, enum policy_mode *out)
 		}
 	}
 	return -EINVAL;
-}
-
-static int policy_entry_cmp(const void *a, const void *b)
-{
-	const struct policy_entry *x = a, *y = b;
-	int r;
-
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	/* An address's name is "": compare what differs (most large policies are addresses). */
-	if (x->kind != POLICY_ENTRY_ADDRESS) {
-		r = strcmp(x->name, y->name);
-		if (r)
-			return r;
-	}
-	r = memcmp(&x->addr, &y->addr, sizeof(x->addr));
-	if (!r)
-		r = (int)x->prefix_len - (int)y->prefix_len;
-	if (!r)
-		r = (int)x->port - (int)y->port;
-	return r;
-}
-
-static bool policy_entries_sorted(const struct policy_entry *v, size_t n)
-{
-	for (size_t i = 1; i < n; i++)
-		if (policy_entry_cmp(&v[i - 1], &v[i]) >= 0)
-			return false;
-	return true;
-}
-
-/* Sorts and drops entries equal after normalisation; returns the new count. */
-static size_t policy_entries_dedup(struct policy_entry *v, size_t n)
-{
-	size_t kept = 0;
-
-	if (n == 0)
-		return 0;
-	/* Lists written by programs often come sorted already: then there is nothing to do. */
-	if (policy_entries_sorted(v, n))
-		return n;
-	qsort(v, n, sizeof(*v), policy_entry_cmp);
-	for (size_t i = 1; i < n; i++)
-		if (policy_entry_cmp(&v[kept], &v[i]) != 0)
-			v[++kept] = v[i];
-	return kept + 1;
-}
-
-/*
- * The kept entries and their names in one allocation, names after the
- * entries: a policy is two allocations whatever its size, and an entry
- * costs 32 bytes plus its name, if it has one.
- */
-static struct policy_entry *policy_entries_pack(const struct policy_entry *v, size_t n)
-{
-	struct policy_entry *packed;
-	size_t names = 0;
-	char *next;
-
-	for (size_t i = 0; i < n; i++)
-		if (v[i].name[0])
-			names += strlen(v[i].name) + 1;
-	packed = malloc(n * sizeof(*packed) + names);
-	if (!packed)
-		return NULL;
-	memcpy(packed, v, n * sizeof(*packed));
-	next = (char *)(packed + n);
-	for (size_t i = 0; i < n; i++) {
-		size_t size;
-
-		if (!v[i].name[0])
-			continue;
-		size = strlen(v[i].name) + 1;
-		memcpy(next, v[i].name, size);
-		packed[i].name = next;
-		next += size;
-	}
-	return packed;
 }
 
 static int policy_check_keys(const json_t *object, char *err, size_t err_size)
@@ -547,82 +467,4 @@ json_t *policy_to_json(const struct policy *policy)
 		return NULL;
 	}
 	return o;
-}
-
-static uint64_t policy_fnv(uint64_t h, const void *data, size_t size)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < size; i++) {
-		h ^= p[i];
-		h *= POLICY_FNV_PRIME;
-	}
-	return h;
-}
-
-/* One list in policy order: its length, then per entry kind, prefix, port, address, name. */
-static uint64_t policy_digest_entries(uint64_t h, const struct policy_entry *v, size_t n)
-{
-	unsigned char head[8] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16),
-				 (unsigned char)(n >> 8), (unsigned char)n};
-
-	h = policy_fnv(h, head, 4);
-	for (size_t i = 0; i < n; i++) {
-		head[0] = (unsigned char)v[i].kind;
-		head[1] = v[i].prefix_len;
-		head[2] = (unsigned char)(v[i].port >> 8);
-		head[3] = (unsigned char)v[i].port;
-		h = policy_fnv(h, head, 4);
-		h = policy_fnv(h, &v[i].addr, sizeof(v[i].addr));
-		h = policy_fnv(h, v[i].name, strlen(v[i].name) + 1);
-	}
-	return h;
-}
-
-/* A policy built in code may be unsorted: digest the canonical (sorted, unique) copy. */
-static int policy_digest_list(uint64_t *h, const struct policy_entry *v, size_t n)
-{
-	struct policy_entry *sorted;
-
-	if (policy_entries_sorted(v, n)) {
-		*h = policy_digest_entries(*h, v, n);
-		return 0;
-	}
-	sorted = malloc(n * sizeof(*sorted));
-	if (!sorted)
-		return -ENOMEM;
-	memcpy(sorted, v, n * sizeof(*sorted));
-	*h = policy_digest_entries(*h, sorted, policy_entries_dedup(sorted, n));
-	free(sorted);
-	return 0;
-}
-
-uint64_t policy_digest(const struct policy *policy)
-{
-	static const char tag[] = "bfbpf policy 2";
-	unsigned char head[3];
-	uint64_t h = POLICY_FNV_OFFSET;
-
-	if (!policy)
-		return 0;
-	head[0] = (unsigned char)policy->mode;
-	head[1] = policy->allow_loopback;
-	head[2] = policy->allow_model_endpoint;
-	h = policy_fnv(h, tag, sizeof(tag));
-	h = policy_fnv(h, head, sizeof(head));
-	if (policy_digest_list(&h, policy->allowed_hosts, policy->n_allowed_hosts) ||
-	    policy_digest_list(&h, policy->model_endpoints, policy->n_model_endpoints))
-		return 0; /* out of memory: matches nothing a sandbox holds */
-	return h;
-}
-
-uint64_t policy_digest_legacy(const struct policy *policy)
-{
-	json_t *canonical = policy_to_json(policy);
-	char *text = canonical ? json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	uint64_t h = text ? policy_fnv(POLICY_FNV_OFFSET, text, strlen(text)) : 0;
-
-	free(text);
-	json_decref(canonical);
-	return h;
 }

@@ -91,6 +91,9 @@ uint64_t policy_digest(const struct policy *policy);
  */
 uint64_t policy_digest_legacy(const struct policy *policy);
 
+/* A deep copy (its own entry arrays, names packed in them). */
+int policy_copy(const struct policy *policy, struct policy *out);
+
 /*
  * One entry of allowed_hosts (model_endpoint false) or model_endpoints (true).
  * A name is written into name (POLICY_NAME_SIZE bytes), which out->name then

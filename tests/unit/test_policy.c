@@ -996,6 +996,69 @@ static void test_policy_entries_packed(void **state)
 	policy_free(&p);
 }
 
+/* n random entries (addresses, CIDRs with ports, names), duplicates included, as a policy. */
+static char *random_policy(unsigned int seed, size_t n, bool reversed)
+{
+	size_t size = 64 + n * 48, used;
+	char *text = malloc(size);
+
+	assert_non_null(text);
+	used = (size_t)snprintf(text, size, "{\"network_mode\":\"allowlist\",\"allowed_hosts\":[");
+	for (size_t k = 0; k < n; k++) {
+		size_t i = reversed ? n - 1 - k : k;
+		unsigned int r = (unsigned int)(i * 2654435761u + seed) % (n / 2 + 1);
+
+		if (r % 5 == 0)
+			used += (size_t)snprintf(text + used, size - used, "\"h%u.example\",", r);
+		else if (r % 5 == 1)
+			used += (size_t)snprintf(text + used, size - used, "\"[fd00::%x]:%u\",", r,
+						 1 + r % 3);
+		else
+			used += (size_t)snprintf(text + used, size - used, "\"198.%u.%u.0/24\",",
+						 18 + r / 256 % 2, r % 256);
+	}
+	if (n)
+		used--;
+	snprintf(text + used, size - used, "]}");
+	return text;
+}
+
+/* The merge sort of the parser: any size (around its runs of 8), any order, one result. */
+static void test_policy_sort_sizes(void **state)
+{
+	static const size_t sizes[] = {0, 1, 2, 7, 8, 9, 15, 16, 17, 100, 1000, 4099};
+
+	(void)state;
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		char *forward = random_policy(7, sizes[s], false);
+		char *backward = random_policy(7, sizes[s], true);
+		struct policy a, b;
+
+		parse_ok(forward, &a);
+		parse_ok(backward, &b);
+		assert_int_equal(a.n_allowed_hosts, b.n_allowed_hosts);
+		assert_true(sizes[s] < 4 || a.n_allowed_hosts < sizes[s]); /* duplicates went */
+		for (size_t i = 0; i < a.n_allowed_hosts; i++) {
+			char x[POLICY_ENTRY_TEXT_MAX], y[POLICY_ENTRY_TEXT_MAX];
+
+			assert_entry_equal(&a.allowed_hosts[i], &b.allowed_hosts[i]);
+			if (i == 0)
+				continue;
+			/* Strictly increasing: kind first, then name, address, prefix, port. */
+			assert_true(a.allowed_hosts[i - 1].kind <= a.allowed_hosts[i].kind);
+			assert_int_equal(policy_entry_format(&a.allowed_hosts[i - 1], x, sizeof(x)),
+					 0);
+			assert_int_equal(policy_entry_format(&a.allowed_hosts[i], y, sizeof(y)), 0);
+			assert_string_not_equal(x, y);
+		}
+		assert_true(policy_digest(&a) == policy_digest(&b));
+		policy_free(&a);
+		policy_free(&b);
+		free(forward);
+		free(backward);
+	}
+}
+
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -1086,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_policy_canonical_equality),
 		cmocka_unit_test(test_policy_digest_fnv),
 		cmocka_unit_test(test_policy_entries_packed),
+		cmocka_unit_test(test_policy_sort_sizes),
 		cmocka_unit_test(test_policy_digest_legacy),
 		cmocka_unit_test(test_policy_digest_fields),
 		cmocka_unit_test(test_policy_to_json_unsorted_struct),
