@@ -35,6 +35,7 @@
 #include "verify.h"
 
 #define DAEMON_MAX_CLIENTS 256
+#define DAEMON_MMAP_THRESHOLD (128 << 10) /* glibc's initial value, kept */
 
 struct daemon_client {
 	int fd;
@@ -531,6 +532,13 @@ int daemon_run(const struct daemon_options *options)
 
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
 		daemon.clients[i].fd = -1;
+	/*
+	 * A fixed threshold: the buffers of a large request (its JSON, entries,
+	 * keys) are mapped and go back whole when freed. glibc's default raises
+	 * the threshold after such a free, and the next large buffers then grow
+	 * the heap, where the long-lived state of many sandboxes pins them.
+	 */
+	mallopt(M_MMAP_THRESHOLD, DAEMON_MMAP_THRESHOLD);
 	snprintf(socket_copy, sizeof(socket_copy), "%s", options->socket_path);
 	snprintf(state_dir, sizeof(state_dir), "%s", options->state_dir ? options->state_dir : "");
 	if (!options->state_dir)
