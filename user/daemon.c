@@ -23,6 +23,7 @@
 #include <arpa/inet.h>
 #include <linux/magic.h>
 
+#include "background.h"
 #include "ctl.h"
 #include "events.h"
 #include "metrics_http.h"
@@ -577,6 +578,9 @@ int daemon_run(const struct daemon_options *options)
 	err = sandbox_registry_adopt(&daemon.registry);
 	if (err)
 		goto cleanup;
+	/* After the adoption, which reads the maps whole: from now on, replies come first. */
+	if (background_start(&daemon.registry.background))
+		log_warn("no background worker: deletes and state files run in the loop");
 	daemon.listen_fd = daemon_listen(options->socket_path);
 	if (daemon.listen_fd < 0) {
 		err = daemon.listen_fd;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <linux/nsfs.h>
 
+#include "background.h"
 #include "cgroup.h"
 #include "log.h"
 #include "events.h"
@@ -319,6 +320,45 @@ static void sandbox_garbage_add(struct sandbox_registry *registry, uint32_t gene
 	memset(entries, 0, sizeof(*entries));
 }
 
+/* A replaced generation's entries, owned by the job that deletes them. */
+struct sandbox_delete_job {
+	struct loader *loader;
+	struct sandbox_garbage garbage;
+};
+
+static void sandbox_delete_job_free(void *arg)
+{
+	struct sandbox_delete_job *job = arg;
+
+	allowset_free(&job->garbage.entries);
+	free(job);
+}
+
+static void sandbox_delete_job_run(void *arg)
+{
+	struct sandbox_delete_job *job = arg;
+
+	loader_entries_delete(job->loader, job->garbage.generation, &job->garbage.entries);
+	sandbox_delete_job_free(job);
+}
+
+static void sandbox_garbage_submit(struct sandbox_registry *registry,
+				   struct sandbox_garbage *garbage)
+{
+	struct sandbox_delete_job *job = malloc(sizeof(*job));
+
+	if (!job) {
+		loader_entries_delete(registry->loader, garbage->generation, &garbage->entries);
+		allowset_free(&garbage->entries);
+		return;
+	}
+	job->loader = registry->loader;
+	job->garbage = *garbage;
+	memset(garbage, 0, sizeof(*garbage));
+	background_submit(registry->background, sandbox_delete_job_run, sandbox_delete_job_free,
+			  job, 0, job->garbage.entries.count);
+}
+
 void sandbox_registry_collect(struct sandbox_registry *registry)
 {
 	for (size_t i = 0; i < registry->count; i++) {
@@ -327,14 +367,16 @@ void sandbox_registry_collect(struct sandbox_registry *registry)
 		sandbox_state_write(registry, registry->items[i]);
 		registry->items[i]->state_dirty = false;
 	}
-	for (size_t i = 0; i < registry->garbage_count; i++) {
-		loader_entries_delete(registry->loader, registry->garbage[i].generation,
-				      &registry->garbage[i].entries);
-		allowset_free(&registry->garbage[i].entries);
-	}
+	for (size_t i = 0; i < registry->garbage_count; i++)
+		sandbox_garbage_submit(registry, &registry->garbage[i]);
 	free(registry->garbage);
 	registry->garbage = NULL;
 	registry->garbage_count = 0;
+}
+
+void sandbox_registry_quiesce(struct sandbox_registry *registry)
+{
+	background_drain(registry->background);
 }
 
 /*
@@ -467,7 +509,8 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 	}
 	loader_sandbox_delete(registry->loader, sandbox->cgroup_id);
 	loader_stats_delete(registry->loader, sandbox->cgroup_id);
-	loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
+	/* No program reads them now: garbage, deleted after the reply like an update's. */
+	sandbox_garbage_add(registry, sandbox->generation, &sandbox->applied);
 	sandbox_state_remove(registry, sandbox->cgroup_id);
 	if (registry->resolver && sandbox->policy_known)
 		resolver_policy_unref(registry->resolver, &sandbox->policy);
@@ -482,6 +525,7 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 void sandbox_registry_free(struct sandbox_registry *registry)
 {
 	sandbox_registry_collect(registry);
+	background_stop(registry->background); /* after what collect queued */
 	for (size_t i = 0; i < registry->count; i++)
 		sandbox_free(registry->items[i]);
 	free(registry->items);

@@ -60,6 +60,7 @@ struct sandbox {
 };
 
 struct resolver;
+struct background;
 
 struct sandbox_registry {
 	struct loader *loader;
@@ -73,6 +74,8 @@ struct sandbox_registry {
 	/* Entries of generations no sandbox uses any more, deleted after the reply. */
 	size_t garbage_count;
 	struct sandbox_garbage *garbage;
+	/* Runs what comes after a reply; NULL: the loop runs it (bfbpf run). Stopped by free. */
+	struct background *background;
 };
 
 /* Error reported to a client: a code from the control-socket contract and a message. */
@@ -105,11 +108,14 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 
 /*
  * Delete the entries of generations that were replaced, and write the state
- * files that lag. An update is in force from its flip: the old entries are
- * only garbage, and the state file only matters to a restarted daemon (which,
- * finding it stale, keeps enforcing the maps and says the policy is unknown).
+ * files that lag: handed to the background worker, if there is one. An
+ * update is in force from its flip: the old entries are only garbage, and
+ * the state file only matters to a restarted daemon (which, finding it
+ * stale, keeps enforcing the maps and says the policy is unknown).
  */
 void sandbox_registry_collect(struct sandbox_registry *registry);
+/* Wait for the background work (before reading the maps whole: verify). */
+void sandbox_registry_quiesce(struct sandbox_registry *registry);
 /* Re-program a sandbox whose names' addresses changed (no-op if nothing did). */
 int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox);
 /* Has every name of the sandbox's policy answered at least once? */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "background.h"
 #include "cgroup.h"
 #include "log.h"
 #include "resolver.h"
@@ -24,42 +25,120 @@ static void sandbox_state_path(const struct sandbox_registry *registry, uint64_t
 	snprintf(out, size, "%s/%" PRIu64 ".json", registry->state_dir, cgroup_id);
 }
 
-/* Atomic (write then rename): a crash leaves the old state or the new, never half. */
-int sandbox_state_write(const struct sandbox_registry *registry, const struct sandbox *sandbox)
+/* What a state file holds, copied: the worker writes it while the sandbox lives on. */
+struct sandbox_state_job {
+	char *file;
+	char *cgroup;
+	char *netns;
+	bool has_policy;
+	struct policy policy;
+	json_t *learned;
+};
+
+static void sandbox_state_job_free(void *arg)
 {
-	char path[PATH_MAX], temporary[PATH_MAX + 8];
+	struct sandbox_state_job *job = arg;
+
+	free(job->file);
+	free(job->cgroup);
+	free(job->netns);
+	if (job->has_policy)
+		policy_free(&job->policy);
+	json_decref(job->learned);
+	free(job);
+}
+
+/* Atomic (write then rename): a crash leaves the old state or the new, never half. */
+static void sandbox_state_job_write(void *arg)
+{
+	struct sandbox_state_job *job = arg;
+	char temporary[PATH_MAX + 8];
 	json_t *state;
 	int err = 0;
 
-	if (!registry->state_dir || !sandbox->policy_known)
-		return 0;
-	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
-	snprintf(temporary, sizeof(temporary), "%s.tmp", path);
-	state = json_pack("{s:s, s:s, s:o, s:o}", "cgroup", sandbox->path, "netns",
-			  sandbox->netns_path ? sandbox->netns_path : "", "policy",
-			  policy_to_json(&sandbox->policy), "learned", json_array());
+	snprintf(temporary, sizeof(temporary), "%s.tmp", job->file);
+	state = json_pack("{s:s, s:s, s:o, s:O}", "cgroup", job->cgroup, "netns",
+			  job->netns ? job->netns : "", "policy", policy_to_json(&job->policy),
+			  "learned", job->learned);
 	if (!state)
-		return -ENOMEM;
-	for (size_t i = 0; i < sandbox->learned_count; i++)
-		json_array_append_new(json_object_get(state, "learned"),
-				      json_string(sandbox->learned[i].name));
-	if (json_dump_file(state, temporary, JSON_COMPACT | JSON_SORT_KEYS) ||
-	    rename(temporary, path))
-		err = -errno ? -errno : -EIO;
+		err = -ENOMEM;
+	else if (json_dump_file(state, temporary, JSON_COMPACT | JSON_SORT_KEYS) ||
+		 rename(temporary, job->file))
+		err = errno ? -errno : -EIO;
 	json_decref(state);
 	if (err)
-		log_error("writing state %s: %s", path, strerror(-err));
+		log_error("writing state %s: %s", job->file, strerror(-err));
+	sandbox_state_job_free(job);
+}
+
+static void sandbox_state_job_remove(void *arg)
+{
+	struct sandbox_state_job *job = arg;
+
+	unlink(job->file);
+	sandbox_state_job_free(job);
+}
+
+static struct sandbox_state_job *sandbox_state_job_new(const struct sandbox_registry *registry,
+						       uint64_t cgroup_id)
+{
+	struct sandbox_state_job *job = calloc(1, sizeof(*job));
+
+	if (job && asprintf(&job->file, "%s/%" PRIu64 ".json", registry->state_dir, cgroup_id) < 0)
+		job->file = NULL;
+	if (job && !job->file) {
+		free(job);
+		return NULL;
+	}
+	return job;
+}
+
+int sandbox_state_write(const struct sandbox_registry *registry, const struct sandbox *sandbox)
+{
+	struct sandbox_state_job *job;
+	int err = -ENOMEM;
+
+	if (!registry->state_dir || !sandbox->policy_known)
+		return 0;
+	job = sandbox_state_job_new(registry, sandbox->cgroup_id);
+	if (!job)
+		goto cleanup;
+	job->cgroup = strdup(sandbox->path);
+	job->netns = sandbox->netns_path ? strdup(sandbox->netns_path) : NULL;
+	job->learned = json_array();
+	if (!job->cgroup || (sandbox->netns_path && !job->netns) || !job->learned)
+		goto cleanup;
+	for (size_t i = 0; i < sandbox->learned_count; i++)
+		if (json_array_append_new(job->learned, json_string(sandbox->learned[i].name)))
+			goto cleanup;
+	if (policy_copy(&sandbox->policy, &job->policy))
+		goto cleanup;
+	job->has_policy = true;
+	/* Formatting a large policy costs milliseconds: not the loop's. */
+	background_submit(registry->background, sandbox_state_job_write, sandbox_state_job_free,
+			  job, sandbox->cgroup_id, 0);
+	return 0;
+cleanup:
+	if (job)
+		sandbox_state_job_free(job);
+	log_error("writing the state of %s: %s", sandbox->path, strerror(-err));
 	return err;
 }
 
 void sandbox_state_remove(const struct sandbox_registry *registry, uint64_t cgroup_id)
 {
-	char path[PATH_MAX];
+	struct sandbox_state_job *job;
 
 	if (!registry->state_dir)
 		return;
-	sandbox_state_path(registry, cgroup_id, path, sizeof(path));
-	unlink(path);
+	job = sandbox_state_job_new(registry, cgroup_id);
+	if (!job) {
+		log_error("removing the state of cgroup %" PRIu64 ": out of memory", cgroup_id);
+		return;
+	}
+	/* Queued like the writes (and replacing one still waiting), so it comes after them. */
+	background_submit(registry->background, sandbox_state_job_remove, sandbox_state_job_free,
+			  job, cgroup_id, 0);
 }
 
 /* The state file of an adopted sandbox: its path and policy. */
