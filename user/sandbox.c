@@ -425,6 +425,7 @@ static void sandbox_links_mend(struct sandbox_registry *registry, struct sandbox
 int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 		   struct policy *policy, struct sandbox_error *error)
 {
+	double started = log_clock_ms(), computed;
 	struct allowset next = {0};
 	bool names_referenced = false;
 	int err;
@@ -437,10 +438,13 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	}
 	err = sandbox_allowset_compute(registry, policy, sandbox->learned, sandbox->learned_count,
 				       &next);
+	computed = log_clock_ms();
 	if (!err)
 		err = sandbox_program(registry, sandbox, policy, policy_digest(policy), &next);
 	if (err)
 		goto kernel_error;
+	log_debug("%s: allow set in %.1f ms, maps written and flipped in %.1f ms", sandbox->path,
+		  computed - started, log_clock_ms() - computed);
 	sandbox_links_mend(registry, sandbox);
 	if (sandbox->policy_known) {
 		if (registry->resolver)
