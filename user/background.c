@@ -166,3 +166,15 @@ void background_drain(struct background *background)
 		pthread_cond_wait(&background->done, &background->lock);
 	pthread_mutex_unlock(&background->lock);
 }
+
+size_t background_weight(struct background *background)
+{
+	size_t weight;
+
+	if (!background)
+		return 0;
+	pthread_mutex_lock(&background->lock);
+	weight = background->weight;
+	pthread_mutex_unlock(&background->lock);
+	return weight;
+}

@@ -39,5 +39,7 @@ void background_submit(struct background *background, background_fn run, backgro
 		       void *arg, uint64_t key, size_t weight);
 /* Wait until every queued job has run (before reading the maps whole). NULL is a no-op. */
 void background_drain(struct background *background);
+/* The weight queued or running (0 for NULL): allow entries still to be deleted. */
+size_t background_weight(struct background *background);
 
 #endif /* BFBPF_BACKGROUND_H */

@@ -173,6 +173,26 @@ int sandbox_netns_open(struct sandbox *sandbox, const char *netns)
 	return 0;
 }
 
+/*
+ * Replaced generations still queued for deletion take room in the maps:
+ * when the maps are full while some are, wait for them and try once more.
+ */
+static int sandbox_entries_write(struct sandbox_registry *registry, uint32_t generation,
+				 const struct allowset *set)
+{
+	int err = loader_entries_write(registry->loader, generation, set);
+
+	if (err == -E2BIG && background_weight(registry->background)) {
+		background_drain(registry->background);
+		err = loader_entries_write(registry->loader, generation, set);
+	}
+	if (err)
+		log_error("writing %zu allow entries of generation %u: %s%s", set->count,
+			  generation, strerror(-err),
+			  err == -E2BIG ? " (the allow maps are full)" : "");
+	return err;
+}
+
 int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
 		   struct policy *policy, struct sandbox **out, struct sandbox_error *error)
 {
@@ -256,7 +276,7 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	}
 	sandbox->generation = loader_next_generation(registry->loader);
 	/* Policy first, links last: a program that starts running finds its policy. */
-	err = loader_entries_write(registry->loader, sandbox->generation, &sandbox->applied);
+	err = sandbox_entries_write(registry, sandbox->generation, &sandbox->applied);
 	if (err)
 		goto kernel_error;
 	entries_written = true;
@@ -390,7 +410,7 @@ static int sandbox_program(struct sandbox_registry *registry, struct sandbox *sa
 	uint32_t generation = loader_next_generation(registry->loader);
 	int err;
 
-	err = loader_entries_write(registry->loader, generation, next);
+	err = sandbox_entries_write(registry, generation, next);
 	if (err)
 		return err;
 	sandbox_value(sandbox, policy, generation, digest, &value);

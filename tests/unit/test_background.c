@@ -86,10 +86,13 @@ static void test_order_and_replacement(void **state)
 	background_submit(background, job_run, job_drop, job_new(&log, 2, NULL), 0, 0);
 	background_submit(background, job_run, job_drop, job_new(&log, 3, NULL), 9, 0);
 	background_submit(background, job_run, job_drop, job_new(&log, 4, NULL), 0, 0);
-	/* Replaces job 3 (same key, still waiting), in its place. */
-	background_submit(background, job_run, job_drop, job_new(&log, 5, NULL), 9, 0);
+	/* Replaces job 3 (same key, still waiting), in its place, with its weight. */
+	background_submit(background, job_run, job_drop, job_new(&log, 5, NULL), 9, 3);
+	assert_int_equal(background_weight(background), 3);
 	pthread_mutex_unlock(&gate);
 	background_drain(background);
+	assert_int_equal(background_weight(background), 0);
+	assert_int_equal(background_weight(NULL), 0);
 	assert_int_equal(log.ran_count, 4);
 	assert_int_equal(log.ran[0], 1);
 	assert_int_equal(log.ran[1], 2);
