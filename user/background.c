@@ -4,8 +4,6 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <unistd.h>
-#include <sys/resource.h>
 
 #include "background.h"
 
@@ -32,12 +30,6 @@ static void *background_main(void *arg)
 {
 	struct background *background = arg;
 
-	/*
-	 * Behind the loop when they share a CPU: a request waiting for its reply
-	 * goes first, the cleanup of the previous one can wait (bounded by
-	 * BACKGROUND_MAX_WEIGHT). Best effort: a failure only costs latency.
-	 */
-	setpriority(PRIO_PROCESS, (id_t)gettid(), BACKGROUND_NICE);
 	pthread_mutex_lock(&background->lock);
 	for (;;) {
 		struct background_job *job;

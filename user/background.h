@@ -20,9 +20,6 @@
  */
 #define BACKGROUND_MAX_WEIGHT 200000
 
-/* The worker's nice value: the loop's requests win when both want one CPU. */
-#define BACKGROUND_NICE 10
-
 struct background;
 
 /* run does the job and frees arg; drop only frees it (a job replaced before it ran). */
