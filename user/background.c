@@ -130,7 +130,16 @@ void background_submit(struct background *background, background_fn run, backgro
 		pthread_mutex_unlock(&background->lock);
 		return;
 	}
-	/* Back-pressure; a job heavier than the bound alone waits only for an empty queue. */
+	/*
+	 * Back-pressure. A job of no key (its order does not matter) runs here
+	 * and now, as it would without a worker; one of a key waits for room (a
+	 * job heavier than the bound alone waits only for an empty queue).
+	 */
+	if (!key && background->weight + weight > BACKGROUND_MAX_WEIGHT) {
+		pthread_mutex_unlock(&background->lock);
+		run(arg);
+		return;
+	}
 	while ((background->head || background->busy) &&
 	       background->weight + weight > BACKGROUND_MAX_WEIGHT)
 		pthread_cond_wait(&background->done, &background->lock);

@@ -15,8 +15,8 @@
 
 /*
  * Queued work is bounded: past this weight (allow entries waiting to be
- * deleted), a submit waits for the worker, so that replaced generations
- * never pile up in the maps faster than they go.
+ * deleted), a job runs in the caller (or, one of a key, waits for room), so
+ * that replaced generations never pile up in the maps faster than they go.
  */
 #define BACKGROUND_MAX_WEIGHT 200000
 

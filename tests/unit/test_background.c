@@ -119,12 +119,12 @@ static void *submit_heavy(void *arg)
 	struct test_submitter *submitter = arg;
 
 	background_submit(submitter->background, job_run, job_drop,
-			  job_new(submitter->log, 2, NULL), 0, BACKGROUND_MAX_WEIGHT);
+			  job_new(submitter->log, 2, NULL), 4, BACKGROUND_MAX_WEIGHT);
 	__atomic_store_n(&submitter->done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
-/* Past the weight bound, a submit waits for the queue to empty. */
+/* Past the weight bound, a job of no key runs in the caller, now; one of a key waits. */
 static void test_back_pressure(void **state)
 {
 	struct test_log log = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -136,6 +136,11 @@ static void test_back_pressure(void **state)
 	assert_int_equal(background_start(&submitter.background), 0);
 	pthread_mutex_lock(&gate);
 	background_submit(submitter.background, job_run, job_drop, job_new(&log, 1, &gate), 0, 1);
+	background_submit(submitter.background, job_run, job_drop, job_new(&log, 3, NULL), 0,
+			  BACKGROUND_MAX_WEIGHT);
+	assert_int_equal(log.ran_count, 1); /* 3, here, while 1 holds the worker */
+	assert_int_equal(log.ran[0], 3);
+	assert_true(pthread_equal(log.runner[0], pthread_self()));
 	assert_int_equal(pthread_create(&thread, NULL, submit_heavy, &submitter), 0);
 	usleep(50000); /* unblocked, the submit would be done in microseconds */
 	assert_int_equal(__atomic_load_n(&submitter.done, __ATOMIC_SEQ_CST), 0);
@@ -143,9 +148,9 @@ static void test_back_pressure(void **state)
 	pthread_join(thread, NULL);
 	assert_int_equal(submitter.done, 1);
 	background_stop(submitter.background);
-	assert_int_equal(log.ran_count, 2);
-	assert_int_equal(log.ran[0], 1);
-	assert_int_equal(log.ran[1], 2);
+	assert_int_equal(log.ran_count, 3);
+	assert_int_equal(log.ran[1], 1);
+	assert_int_equal(log.ran[2], 2);
 }
 
 int main(void)
