@@ -32,12 +32,18 @@ void background_stop(struct background *background);
 /*
  * Queue a job. A key other than 0 names what the job is about: a job of the
  * same key still waiting is replaced (only the latest state file matters).
- * With background NULL the job runs now, in the caller. Never fails: when
- * the queue cannot grow, the job runs now.
+ * A delay puts the job off (jobs due meanwhile go first), so that a burst of
+ * updates of one sandbox writes its state file once every delay, not once
+ * an update; a replacement keeps the earlier time. With background NULL the
+ * job runs now, in the caller. Never fails: when the queue cannot grow, the
+ * job runs now.
  */
 void background_submit(struct background *background, background_fn run, background_fn drop,
-		       void *arg, uint64_t key, size_t weight);
-/* Wait until every queued job has run (before reading the maps whole). NULL is a no-op. */
+		       void *arg, uint64_t key, size_t weight, unsigned int delay_ms);
+/*
+ * Wait until every queued job has run, delays cut short (before reading the
+ * maps whole; stopping cuts them short too). NULL is a no-op.
+ */
 void background_drain(struct background *background);
 /* The weight queued or running (0 for NULL): allow entries still to be deleted. */
 size_t background_weight(struct background *background);

@@ -376,7 +376,7 @@ static void sandbox_garbage_submit(struct sandbox_registry *registry,
 	job->garbage = *garbage;
 	memset(garbage, 0, sizeof(*garbage));
 	background_submit(registry->background, sandbox_delete_job_run, sandbox_delete_job_free,
-			  job, 0, job->garbage.entries.count);
+			  job, 0, job->garbage.entries.count, 0);
 }
 
 void sandbox_registry_collect(struct sandbox_registry *registry)

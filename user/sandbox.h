@@ -55,6 +55,7 @@ struct sandbox {
 	size_t learned_count;
 	struct sandbox_learned *learned; /* RESPONDER_MAX_LEARNED at most */
 	bool state_dirty;		 /* the state file lags: write it after the reply */
+	uint64_t state_due_ms;		 /* when its last state write was due (CLOCK_MONOTONIC) */
 	bool needs_refresh;		 /* a name was learned: its addresses need programming */
 	bool names_settled;		 /* every name of the policy answered once (cached) */
 };
@@ -128,7 +129,7 @@ int sandbox_allowset_compute(const struct sandbox_registry *registry, const stru
 			     const struct sandbox_learned *learned, size_t learned_count,
 			     struct allowset *out);
 /* Persist a sandbox's path, netns, policy and learned names (atomic rename). */
-int sandbox_state_write(const struct sandbox_registry *registry, const struct sandbox *sandbox);
+int sandbox_state_write(const struct sandbox_registry *registry, struct sandbox *sandbox);
 /* What the maps of a sandbox must hold now (the policy, its names, its learned names). */
 int sandbox_expected_allowset(struct sandbox_registry *registry, struct sandbox *sandbox,
 			      struct allowset *out);

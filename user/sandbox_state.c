@@ -25,6 +25,13 @@ static void sandbox_state_path(const struct sandbox_registry *registry, uint64_t
 	snprintf(out, size, "%s/%" PRIu64 ".json", registry->state_dir, cgroup_id);
 }
 
+/*
+ * How long a state file may lag its sandbox when updates come in a burst: it
+ * is then written at most once every this many milliseconds (the latest
+ * state), not once an update. A write after a quiet spell is not delayed.
+ */
+#define SANDBOX_STATE_DELAY_MS 100
+
 /* What a state file holds, copied: the worker writes it while the sandbox lives on. */
 struct sandbox_state_job {
 	char *file;
@@ -93,9 +100,11 @@ static struct sandbox_state_job *sandbox_state_job_new(const struct sandbox_regi
 	return job;
 }
 
-int sandbox_state_write(const struct sandbox_registry *registry, const struct sandbox *sandbox)
+int sandbox_state_write(const struct sandbox_registry *registry, struct sandbox *sandbox)
 {
+	uint64_t now = (uint64_t)log_clock_ms();
 	struct sandbox_state_job *job;
+	unsigned int delay = 0;
 	int err = -ENOMEM;
 
 	if (!registry->state_dir || !sandbox->policy_known)
@@ -114,9 +123,15 @@ int sandbox_state_write(const struct sandbox_registry *registry, const struct sa
 	if (policy_copy(&sandbox->policy, &job->policy))
 		goto cleanup;
 	job->has_policy = true;
-	/* Formatting a large policy costs milliseconds: not the loop's. */
+	/* Formatting a large policy costs milliseconds: not the loop's, and not every update's. */
+	if (now < sandbox->state_due_ms) /* one is waiting: this one takes its place and time */
+		delay = (unsigned int)(sandbox->state_due_ms - now);
+	else if (sandbox->state_due_ms && now < sandbox->state_due_ms + SANDBOX_STATE_DELAY_MS)
+		delay = (unsigned int)(sandbox->state_due_ms + SANDBOX_STATE_DELAY_MS - now);
+	if (now >= sandbox->state_due_ms)
+		sandbox->state_due_ms = now + delay;
 	background_submit(registry->background, sandbox_state_job_write, sandbox_state_job_free,
-			  job, sandbox->cgroup_id, 0);
+			  job, sandbox->cgroup_id, 0, delay);
 	return 0;
 cleanup:
 	if (job)
@@ -138,7 +153,7 @@ void sandbox_state_remove(const struct sandbox_registry *registry, uint64_t cgro
 	}
 	/* Queued like the writes (and replacing one still waiting), so it comes after them. */
 	background_submit(registry->background, sandbox_state_job_remove, sandbox_state_job_free,
-			  job, cgroup_id, 0);
+			  job, cgroup_id, 0, 0);
 }
 
 /* The state file of an adopted sandbox: its path and policy. */
