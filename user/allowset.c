@@ -21,6 +21,38 @@ int allowset_add(struct allowset *set, const struct allowset_entry *entry)
 	return 0;
 }
 
+int allowset_copy(const struct allowset *from, struct allowset *out)
+{
+	struct allowset copy = {0};
+
+	if (from->count) {
+		copy.entries = malloc(from->count * sizeof(*copy.entries));
+		if (!copy.entries)
+			return -ENOMEM;
+		memcpy(copy.entries, from->entries, from->count * sizeof(*copy.entries));
+		copy.count = copy.capacity = from->count;
+	}
+	*out = copy;
+	return 0;
+}
+
+void allowset_trim(struct allowset *set)
+{
+	struct allowset_entry *trimmed;
+
+	if (set->capacity == set->count)
+		return;
+	if (!set->count) {
+		allowset_free(set);
+		return;
+	}
+	trimmed = realloc(set->entries, set->count * sizeof(*trimmed));
+	if (!trimmed)
+		return; /* the larger block still holds every entry */
+	set->entries = trimmed;
+	set->capacity = set->count;
+}
+
 int allowset_entry_compare(const struct allowset_entry *a, const struct allowset_entry *b)
 {
 	int order = memcmp(a->addr, b->addr, sizeof(a->addr));
@@ -39,11 +71,20 @@ static int allowset_compare_void(const void *a, const void *b)
 	return allowset_entry_compare(a, b);
 }
 
+/* Sorted and unique already? Sets made from a policy are: its addresses come sorted. */
+static bool allowset_normal(const struct allowset *set)
+{
+	for (size_t i = 1; i < set->count; i++)
+		if (allowset_entry_compare(&set->entries[i - 1], &set->entries[i]) >= 0)
+			return false;
+	return true;
+}
+
 void allowset_normalize(struct allowset *set)
 {
 	size_t kept = 0;
 
-	if (!set->count)
+	if (!set->count || allowset_normal(set))
 		return;
 	qsort(set->entries, set->count, sizeof(set->entries[0]), allowset_compare_void);
 	for (size_t i = 1; i < set->count; i++) {

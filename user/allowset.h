@@ -24,6 +24,10 @@ struct allowset {
 };
 
 int allowset_add(struct allowset *set, const struct allowset_entry *entry);
+/* A copy with room for exactly its entries. */
+int allowset_copy(const struct allowset *from, struct allowset *out);
+/* Give back the room beyond count (a set kept for long, as each sandbox's applied set is). */
+void allowset_trim(struct allowset *set);
 /* Sort and drop duplicates; call after adding, before lookups and diffs. */
 void allowset_normalize(struct allowset *set);
 bool allowset_contains(const struct allowset *set, const struct allowset_entry *entry);

@@ -370,6 +370,7 @@ json_t *ctl_handle_line(struct sandbox_registry *registry, const char *line, siz
 			struct ctl_pending *pending)
 {
 	struct sandbox_error error = {.code = "internal"};
+	double started = log_clock_ms(), parsed;
 	struct ctl_request request;
 	json_t *reply;
 
@@ -377,7 +378,12 @@ json_t *ctl_handle_line(struct sandbox_registry *registry, const char *line, siz
 		log_debug("refused request: %s: %s", error.code, error.message);
 		return ctl_reply_error(error.code, error.message);
 	}
+	parsed = log_clock_ms();
 	reply = ctl_execute(registry, &request, pending);
+	if (request.has_policy && log_enabled(LOG_LEVEL_DEBUG))
+		log_debug("%s of %s (%zu bytes): parsed in %.1f ms, done in %.1f ms",
+			  ctl_op_names[request.op], request.cgroup, length, parsed - started,
+			  log_clock_ms() - parsed);
 	ctl_request_free(&request);
 	if (!reply && pending->active)
 		return NULL;

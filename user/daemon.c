@@ -23,6 +23,7 @@
 #include <arpa/inet.h>
 #include <linux/magic.h>
 
+#include "background.h"
 #include "ctl.h"
 #include "events.h"
 #include "metrics_http.h"
@@ -35,6 +36,7 @@
 #include "verify.h"
 
 #define DAEMON_MAX_CLIENTS 256
+#define DAEMON_MMAP_THRESHOLD (128 << 10) /* glibc's initial value, kept */
 
 struct daemon_client {
 	int fd;
@@ -531,6 +533,13 @@ int daemon_run(const struct daemon_options *options)
 
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
 		daemon.clients[i].fd = -1;
+	/*
+	 * A fixed threshold: the buffers of a large request (its JSON, entries,
+	 * keys) are mapped and go back whole when freed. glibc's default raises
+	 * the threshold after such a free, and the next large buffers then grow
+	 * the heap, where the long-lived state of many sandboxes pins them.
+	 */
+	mallopt(M_MMAP_THRESHOLD, DAEMON_MMAP_THRESHOLD);
 	snprintf(socket_copy, sizeof(socket_copy), "%s", options->socket_path);
 	snprintf(state_dir, sizeof(state_dir), "%s", options->state_dir ? options->state_dir : "");
 	if (!options->state_dir)
@@ -569,6 +578,9 @@ int daemon_run(const struct daemon_options *options)
 	err = sandbox_registry_adopt(&daemon.registry);
 	if (err)
 		goto cleanup;
+	/* After the adoption, which reads the maps whole: from now on, replies come first. */
+	if (background_start(&daemon.registry.background))
+		log_warn("no background worker: deletes and state files run in the loop");
 	daemon.listen_fd = daemon_listen(options->socket_path);
 	if (daemon.listen_fd < 0) {
 		err = daemon.listen_fd;

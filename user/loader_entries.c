@@ -170,14 +170,13 @@ static int loader_entries_apply(struct loader *loader, uint32_t generation,
 	return err;
 }
 
+/* The caller says what failed: it may retry a write that found the maps full. */
 int loader_entries_write(struct loader *loader, uint32_t generation, const struct allowset *set)
 {
 	int err = loader_entries_apply(loader, generation, set, true);
 
 	if (!err)
 		return 0;
-	log_error("writing %zu allow entries of generation %u: %s%s", set->count, generation,
-		  strerror(-err), err == -E2BIG ? " (the allow maps are full)" : "");
 	loader_entries_delete(loader, generation, set);
 	return err;
 }

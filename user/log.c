@@ -28,6 +28,19 @@ int log_level_from_name(const char *name, enum log_level *out)
 	return -EINVAL;
 }
 
+bool log_enabled(enum log_level level)
+{
+	return level <= log_threshold;
+}
+
+double log_clock_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
+}
+
 static void log_vmessage(enum log_level level, const char *fmt, va_list args)
 {
 	struct timespec now;

@@ -14,6 +14,10 @@ void log_capture_libbpf(void);
 /* Silence libbpf while probing something expected to fail. */
 void log_set_libbpf_quiet(bool quiet);
 void log_message(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Is this level logged? (Skip measuring what nobody will read.) */
+bool log_enabled(enum log_level level);
+/* Milliseconds on CLOCK_MONOTONIC, fractional: for the timings debug lines give. */
+double log_clock_ms(void);
 
 #define log_error(...) log_message(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_message(LOG_LEVEL_WARN, __VA_ARGS__)

@@ -13,14 +13,12 @@
 
 #include "hostmatch.h"
 #include "policy.h"
+#include "policy_internal.h"
 
 /* Room for a quoted entry (truncated) and the reason given for it. */
 #define POLICY_WHY_SIZE 512
 /* How much of a key or value an error message shows. */
 #define POLICY_QUOTE_MAX "64"
-
-#define POLICY_FNV_OFFSET 0xcbf29ce484222325ULL
-#define POLICY_FNV_PRIME 0x100000001b3ULL
 
 static const char *const policy_keys[] = {
 	"network_mode",		"allow_internet",  "allowed_hosts",
@@ -72,65 +70,6 @@ int policy_mode_from_name(const char *name, enum policy_mode *out)
 		}
 	}
 	return -EINVAL;
-}
-
-static int policy_entry_cmp(const void *a, const void *b)
-{
-	const struct policy_entry *x = a, *y = b;
-	int r;
-
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	r = strcmp(x->name, y->name);
-	if (!r)
-		r = memcmp(&x->addr, &y->addr, sizeof(x->addr));
-	if (!r)
-		r = (int)x->prefix_len - (int)y->prefix_len;
-	if (!r)
-		r = (int)x->port - (int)y->port;
-	return r;
-}
-
-/* Sorts and drops entries equal after normalisation; returns the new count. */
-static int policy_entry_pointer_cmp(const void *a, const void *b)
-{
-	return policy_entry_cmp(*(const struct policy_entry *const *)a,
-				*(const struct policy_entry *const *)b);
-}
-
-/*
- * Sort and drop duplicates. Entries are ~300 bytes: pointers are sorted, and
- * each entry is moved once (a 10,000-entry policy parses in half the time).
- */
-static size_t policy_entries_dedup(struct policy_entry *v, size_t n)
-{
-	struct policy_entry **order = NULL, *sorted = NULL;
-	size_t i, kept = 0;
-
-	if (n == 0)
-		return 0;
-	order = malloc(n * sizeof(*order));
-	sorted = malloc(n * sizeof(*sorted));
-	if (!order || !sorted) {
-		free(order);
-		free(sorted);
-		qsort(v, n, sizeof(*v), policy_entry_cmp); /* slower, needs no memory */
-		for (i = 1; i < n; i++)
-			if (policy_entry_cmp(&v[kept], &v[i]) != 0)
-				v[++kept] = v[i];
-		return kept + 1;
-	}
-	for (i = 0; i < n; i++)
-		order[i] = &v[i];
-	qsort(order, n, sizeof(*order), policy_entry_pointer_cmp);
-	sorted[kept++] = *order[0];
-	for (i = 1; i < n; i++)
-		if (policy_entry_cmp(&sorted[kept - 1], order[i]) != 0)
-			sorted[kept++] = *order[i];
-	memcpy(v, sorted, kept * sizeof(*v));
-	free(order);
-	free(sorted);
-	return kept;
 }
 
 static int policy_check_keys(const json_t *object, char *err, size_t err_size)
@@ -216,7 +155,7 @@ static int policy_read_mode(const json_t *object, enum policy_mode *mode, char *
 }
 
 static int policy_read_entry(const json_t *item, const char *key, size_t i, bool model_endpoint,
-			     struct policy_entry *e, char *err, size_t err_size)
+			     struct policy_entry *e, char *name, char *err, size_t err_size)
 {
 	char why[POLICY_WHY_SIZE];
 	int ret;
@@ -229,10 +168,21 @@ static int policy_read_entry(const json_t *item, const char *key, size_t i, bool
 		policy_errf(err, err_size, "%s[%zu] contains a NUL character", key, i);
 		return -EINVAL;
 	}
-	ret = policy_entry_parse(json_string_value(item), model_endpoint, e, why, sizeof(why));
+	ret = policy_entry_parse(json_string_value(item), model_endpoint, e, name, why,
+				 sizeof(why));
 	if (ret)
 		policy_errf(err, err_size, "%s[%zu] %s", key, i, why);
 	return ret;
+}
+
+/* Room for every name the array's strings can hold (a name is never longer than its entry). */
+static size_t policy_names_bound(const json_t *array)
+{
+	size_t bound = 1;
+
+	for (size_t i = 0; i < json_array_size(array); i++)
+		bound += json_string_length(json_array_get(array, i)) + 1;
+	return bound;
 }
 
 static int policy_read_entries(const json_t *object, const char *key, bool model_endpoint,
@@ -241,6 +191,7 @@ static int policy_read_entries(const json_t *object, const char *key, bool model
 {
 	json_t *array = json_object_get(object, key);
 	struct policy_entry *v = NULL;
+	char *names = NULL, *next;
 	size_t n, i;
 	int ret = 0;
 
@@ -257,22 +208,41 @@ static int policy_read_entries(const json_t *object, const char *key, bool model
 	}
 	if (n == 0)
 		return 0;
-	v = calloc(n, sizeof(*v));
-	if (!v) {
+	/* Scratch: the names land here as they are parsed, then are packed with the entries. */
+	v = malloc(n * sizeof(*v));
+	names = malloc(policy_names_bound(array));
+	if (!v || !names) {
 		policy_errf(err, err_size, "out of memory for %zu %s", n, key);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto cleanup;
 	}
+	next = names;
 	for (i = 0; i < n; i++) {
+		char name[POLICY_NAME_SIZE];
+
 		ret = policy_read_entry(json_array_get(array, i), key, i, model_endpoint, &v[i],
-					err, err_size);
+					name, err, err_size);
 		if (ret)
 			goto cleanup;
+		if (v[i].name[0]) {
+			size_t size = strlen(name) + 1;
+
+			memcpy(next, name, size);
+			v[i].name = next;
+			next += size;
+		}
 	}
-	*n_out = policy_entries_dedup(v, n);
-	*out = v;
-	return 0;
+	n = policy_entries_dedup(v, n);
+	*out = policy_entries_pack(v, n);
+	if (!*out) {
+		policy_errf(err, err_size, "out of memory for %zu %s", n, key);
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	*n_out = n;
 cleanup:
 	free(v);
+	free(names);
 	return ret;
 }
 
@@ -497,62 +467,4 @@ json_t *policy_to_json(const struct policy *policy)
 		return NULL;
 	}
 	return o;
-}
-
-uint64_t policy_digest_text(const char *text)
-{
-	uint64_t h = POLICY_FNV_OFFSET;
-
-	for (const char *p = text; p && *p; p++) {
-		h ^= (unsigned char)*p;
-		h *= POLICY_FNV_PRIME;
-	}
-	return text ? h : 0;
-}
-
-uint64_t policy_digest_of(const json_t *canonical)
-{
-	char *text = canonical ? json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	uint64_t h = policy_digest_text(text);
-
-	free(text);
-	return h;
-}
-
-uint64_t policy_digest(const struct policy *policy)
-{
-	json_t *canonical = policy_to_json(policy);
-	uint64_t digest = policy_digest_of(canonical);
-
-	json_decref(canonical);
-	return digest;
-}
-
-static int policy_copy_entries(const struct policy_entry *from, size_t count,
-			       struct policy_entry **out)
-{
-	*out = NULL;
-	if (!count)
-		return 0;
-	*out = malloc(count * sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	memcpy(*out, from, count * sizeof(**out));
-	return 0;
-}
-
-int policy_copy(const struct policy *policy, struct policy *out)
-{
-	struct policy copy = *policy;
-
-	if (policy_copy_entries(policy->allowed_hosts, policy->n_allowed_hosts,
-				&copy.allowed_hosts))
-		return -ENOMEM;
-	if (policy_copy_entries(policy->model_endpoints, policy->n_model_endpoints,
-				&copy.model_endpoints)) {
-		free(copy.allowed_hosts);
-		return -ENOMEM;
-	}
-	*out = copy;
-	return 0;
 }

@@ -32,14 +32,26 @@ enum policy_entry_kind {
 	POLICY_ENTRY_WILDCARD, /* "*.name": every subdomain, never the apex */
 };
 
+/* Room for a normalised host name and its terminator. */
+#define POLICY_NAME_SIZE (HOSTNAME_MAX_LENGTH + 1)
+
+/*
+ * 32 bytes: a thousand sandboxes of 100 entries, or one policy of 100,000,
+ * must not cost a name buffer per address.
+ */
 struct policy_entry {
-	enum policy_entry_kind kind;
-	/* HOSTNAME and WILDCARD: normalised name (lower case, no trailing dot,
-	 * without the "*." of a wildcard). */
-	char name[HOSTNAME_MAX_LENGTH + 1];
+	/*
+	 * HOSTNAME and WILDCARD: normalised name (lower case, no trailing dot,
+	 * without the "*." of a wildcard); "" for an ADDRESS. In a parsed
+	 * policy it points into the allocation of the entry array (the names
+	 * follow the entries); policy_entry_parse() points it at the caller's
+	 * buffer.
+	 */
+	const char *name;
 	/* ADDRESS: IPv4 stored as ::ffff:a.b.c.d; prefix_len counts in the
 	 * 128-bit space (an IPv4 /24 is 120). Host bits are never set. */
 	struct in6_addr addr;
+	enum policy_entry_kind kind;
 	uint8_t prefix_len;
 	uint16_t port; /* 0: every port */
 };
@@ -48,6 +60,7 @@ struct policy {
 	enum policy_mode mode;
 	bool allow_loopback;	   /* default true */
 	bool allow_model_endpoint; /* default true */
+	/* Sorted (policy order) and unique; each array is one allocation with its names. */
 	size_t n_allowed_hosts;
 	struct policy_entry *allowed_hosts;
 	size_t n_model_endpoints;
@@ -67,18 +80,27 @@ void policy_free(struct policy *policy);
 
 /* Canonical JSON (entries normalised and sorted, defaults explicit). New reference. */
 json_t *policy_to_json(const struct policy *policy);
-/* 64-bit FNV-1a of the canonical JSON text: detects drift, not adversaries. */
+/*
+ * 64-bit FNV-1a of the canonical policy in binary form (docs/policy.md):
+ * detects drift, not adversaries. Equal canonical JSON, equal digest.
+ */
 uint64_t policy_digest(const struct policy *policy);
-/* The same, of a canonical object already made by policy_to_json (saves making it twice). */
-uint64_t policy_digest_of(const json_t *canonical);
-/* The same, of the canonical text (json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS)). */
-uint64_t policy_digest_text(const char *text);
-/* A deep copy (the entry arrays are the policy's own). */
+/*
+ * The digest of earlier versions: FNV-1a of the canonical JSON text. Only to
+ * recognise what an older daemon programmed (re-adoption after an upgrade).
+ */
+uint64_t policy_digest_legacy(const struct policy *policy);
+
+/* A deep copy (its own entry arrays, names packed in them). */
 int policy_copy(const struct policy *policy, struct policy *out);
 
-/* One entry of allowed_hosts (model_endpoint false) or model_endpoints (true). */
-int policy_entry_parse(const char *text, bool model_endpoint, struct policy_entry *out, char *err,
-		       size_t err_size);
+/*
+ * One entry of allowed_hosts (model_endpoint false) or model_endpoints (true).
+ * A name is written into name (POLICY_NAME_SIZE bytes), which out->name then
+ * points at; an address gets "".
+ */
+int policy_entry_parse(const char *text, bool model_endpoint, struct policy_entry *out, char *name,
+		       char *err, size_t err_size);
 /* Format an entry back into policy syntax ("[2001:db8::/32]:443"). */
 int policy_entry_format(const struct policy_entry *entry, char *buf, size_t size);
 

@@ -186,8 +186,8 @@ static int run_parse(int argc, char **argv, struct run_args *args)
 }
 
 /* Attach and verify; only a complete lockdown lets the command start. */
-static int run_confine(struct sandbox_registry *registry, const char *cgroup,
-		       const struct policy *policy, struct sandbox **sandbox)
+static int run_confine(struct sandbox_registry *registry, const char *cgroup, struct policy *policy,
+		       struct sandbox **sandbox)
 {
 	struct sandbox_error error = {0};
 	json_t *verdict;

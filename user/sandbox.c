@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <linux/nsfs.h>
 
+#include "background.h"
 #include "cgroup.h"
 #include "log.h"
 #include "events.h"
@@ -32,17 +33,16 @@ static void sandbox_error_set(struct sandbox_error *error, const char *code, con
 	va_end(args);
 }
 
-/*
- * The canonical JSON of a policy, kept as text: a fraction of the memory of
- * the object (a thousand sandboxes keep theirs), parsed again for status.
- */
-char *sandbox_canonical_text(const struct policy *policy)
+/* Paths are kept at their length, not PATH_MAX: a thousand sandboxes keep two each. */
+int sandbox_set_path(char **field, const char *text)
 {
-	json_t *canonical = policy_to_json(policy);
-	char *text = canonical ? json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	char *copy = strdup(text);
 
-	json_decref(canonical);
-	return text;
+	if (!copy)
+		return -ENOMEM;
+	free(*field);
+	*field = copy;
+	return 0;
 }
 
 void sandbox_value(const struct sandbox *sandbox, const struct policy *policy, uint32_t generation,
@@ -122,6 +122,11 @@ struct sandbox *sandbox_new(void)
 	for (int hook = 0; hook < LOADER_HOOK_COUNT; hook++)
 		sandbox->link_fds[hook] = -1;
 	sandbox->netns_fd = -1;
+	sandbox->path = strdup("");
+	if (!sandbox->path) {
+		free(sandbox);
+		return NULL;
+	}
 	return sandbox;
 }
 
@@ -135,7 +140,8 @@ void sandbox_free(struct sandbox *sandbox)
 	if (sandbox->netns_fd >= 0)
 		close(sandbox->netns_fd);
 	free(sandbox->last_verify);
-	free(sandbox->canonical);
+	free(sandbox->path);
+	free(sandbox->netns_path);
 	if (sandbox->policy_known)
 		policy_free(&sandbox->policy);
 	allowset_free(&sandbox->applied);
@@ -160,16 +166,40 @@ int sandbox_netns_open(struct sandbox *sandbox, const char *netns)
 		close(fd);
 		return -EINVAL;
 	}
-	snprintf(sandbox->netns_path, sizeof(sandbox->netns_path), "%s", netns);
+	if (sandbox_set_path(&sandbox->netns_path, netns)) {
+		close(fd);
+		return -ENOMEM;
+	}
 	sandbox->netns_fd = fd;
 	return 0;
 }
 
+/*
+ * Replaced generations still queued for deletion take room in the maps:
+ * when the maps are full while some are, wait for them and try once more.
+ */
+static int sandbox_entries_write(struct sandbox_registry *registry, uint32_t generation,
+				 const struct allowset *set)
+{
+	int err = loader_entries_write(registry->loader, generation, set);
+
+	if (err == -E2BIG && background_weight(registry->background)) {
+		background_drain(registry->background);
+		err = loader_entries_write(registry->loader, generation, set);
+	}
+	if (err)
+		log_error("writing %zu allow entries of generation %u: %s%s", set->count,
+			  generation, strerror(-err),
+			  err == -E2BIG ? " (the allow maps are full)" : "");
+	return err;
+}
+
 int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
-		   const struct policy *policy, struct sandbox **out, struct sandbox_error *error)
+		   struct policy *policy, struct sandbox **out, struct sandbox_error *error)
 {
 	struct sandbox *sandbox = sandbox_new();
 	struct bfbpf_sandbox value = {0};
+	char resolved[PATH_MAX];
 	bool entries_written = false, names_referenced = false;
 	int err;
 
@@ -184,10 +214,15 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 			goto cleanup;
 		}
 	}
-	err = cgroup_resolve(path, sandbox->path, sizeof(sandbox->path));
+	err = cgroup_resolve(path, resolved, sizeof(resolved));
 	if (err) {
 		sandbox_error_set(error, "no_cgroup", "cgroup %s: %s", path,
 				  err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
+		goto cleanup;
+	}
+	err = sandbox_set_path(&sandbox->path, resolved);
+	if (err) {
+		sandbox_error_set(error, "internal", "cgroup %s: %s", resolved, strerror(-err));
 		goto cleanup;
 	}
 	err = cgroup_id_of_path(sandbox->path, &sandbox->cgroup_id);
@@ -218,14 +253,7 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 			sandbox->path, other);
 		goto cleanup;
 	}
-	err = policy_copy(policy, &sandbox->policy);
-	if (err) {
-		sandbox_error_set(error, "internal", "copying the policy: %s", strerror(-err));
-		goto cleanup;
-	}
-	sandbox->policy_known = true;
-	sandbox->canonical = sandbox_canonical_text(policy);
-	sandbox->digest = policy_digest_text(sandbox->canonical);
+	sandbox->digest = policy_digest(policy);
 	if (registry->resolver) {
 		err = resolver_policy_ref(registry->resolver, policy);
 		if (err)
@@ -254,7 +282,7 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	 * the cgroup is closed from the first link on and opens to its policy
 	 * with the one write of the value.
 	 */
-	err = loader_entries_write(registry->loader, sandbox->generation, &sandbox->applied);
+	err = sandbox_entries_write(registry, sandbox->generation, &sandbox->applied);
 	if (err)
 		goto kernel_error;
 	entries_written = true;
@@ -275,6 +303,9 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	log_info("attached %s (cgroup id %" PRIu64 ", %s, generation %u, %zu entries)",
 		 sandbox->path, sandbox->cgroup_id, policy_mode_name(policy->mode),
 		 sandbox->generation, sandbox->applied.count);
+	sandbox->policy = *policy; /* taken, not copied */
+	sandbox->policy_known = true;
+	memset(policy, 0, sizeof(*policy));
 	*out = sandbox;
 	return 0;
 kernel_error:
@@ -309,6 +340,45 @@ static void sandbox_garbage_add(struct sandbox_registry *registry, uint32_t gene
 	memset(entries, 0, sizeof(*entries));
 }
 
+/* A replaced generation's entries, owned by the job that deletes them. */
+struct sandbox_delete_job {
+	struct loader *loader;
+	struct sandbox_garbage garbage;
+};
+
+static void sandbox_delete_job_free(void *arg)
+{
+	struct sandbox_delete_job *job = arg;
+
+	allowset_free(&job->garbage.entries);
+	free(job);
+}
+
+static void sandbox_delete_job_run(void *arg)
+{
+	struct sandbox_delete_job *job = arg;
+
+	loader_entries_delete(job->loader, job->garbage.generation, &job->garbage.entries);
+	sandbox_delete_job_free(job);
+}
+
+static void sandbox_garbage_submit(struct sandbox_registry *registry,
+				   struct sandbox_garbage *garbage)
+{
+	struct sandbox_delete_job *job = malloc(sizeof(*job));
+
+	if (!job) {
+		loader_entries_delete(registry->loader, garbage->generation, &garbage->entries);
+		allowset_free(&garbage->entries);
+		return;
+	}
+	job->loader = registry->loader;
+	job->garbage = *garbage;
+	memset(garbage, 0, sizeof(*garbage));
+	background_submit(registry->background, sandbox_delete_job_run, sandbox_delete_job_free,
+			  job, 0, job->garbage.entries.count, 0);
+}
+
 void sandbox_registry_collect(struct sandbox_registry *registry)
 {
 	for (size_t i = 0; i < registry->count; i++) {
@@ -317,14 +387,16 @@ void sandbox_registry_collect(struct sandbox_registry *registry)
 		sandbox_state_write(registry, registry->items[i]);
 		registry->items[i]->state_dirty = false;
 	}
-	for (size_t i = 0; i < registry->garbage_count; i++) {
-		loader_entries_delete(registry->loader, registry->garbage[i].generation,
-				      &registry->garbage[i].entries);
-		allowset_free(&registry->garbage[i].entries);
-	}
+	for (size_t i = 0; i < registry->garbage_count; i++)
+		sandbox_garbage_submit(registry, &registry->garbage[i]);
 	free(registry->garbage);
 	registry->garbage = NULL;
 	registry->garbage_count = 0;
+}
+
+void sandbox_registry_quiesce(struct sandbox_registry *registry)
+{
+	background_drain(registry->background);
 }
 
 /*
@@ -338,7 +410,7 @@ static int sandbox_program(struct sandbox_registry *registry, struct sandbox *sa
 	uint32_t generation = loader_next_generation(registry->loader);
 	int err;
 
-	err = loader_entries_write(registry->loader, generation, next);
+	err = sandbox_entries_write(registry, generation, next);
 	if (err)
 		return err;
 	sandbox_value(sandbox, policy, generation, digest, &value);
@@ -371,22 +443,15 @@ static void sandbox_links_mend(struct sandbox_registry *registry, struct sandbox
 }
 
 int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
-		   const struct policy *policy, struct sandbox_error *error)
+		   struct policy *policy, struct sandbox_error *error)
 {
+	double started = log_clock_ms(), computed;
 	struct allowset next = {0};
-	struct policy copy;
 	bool names_referenced = false;
-	char *canonical;
 	int err;
 
-	err = policy_copy(policy, &copy);
-	if (err) {
-		sandbox_error_set(error, "internal", "copying the policy: %s", strerror(-err));
-		return err;
-	}
-	canonical = sandbox_canonical_text(&copy); /* once: the digest, the state, status */
 	if (registry->resolver) {
-		err = resolver_policy_ref(registry->resolver, &copy);
+		err = resolver_policy_ref(registry->resolver, policy);
 		if (err)
 			goto kernel_error;
 		names_referenced = true;
@@ -396,39 +461,38 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	 * and the re-attached links start it afresh, closed, for the write below.
 	 */
 	sandbox_links_mend(registry, sandbox);
-	err = sandbox_allowset_compute(registry, &copy, sandbox->learned, sandbox->learned_count,
+	err = sandbox_allowset_compute(registry, policy, sandbox->learned, sandbox->learned_count,
 				       &next);
+	computed = log_clock_ms();
 	if (!err)
-		err = canonical ? sandbox_program(registry, sandbox, &copy,
-						  policy_digest_text(canonical), &next)
-				: -ENOMEM;
+		err = sandbox_program(registry, sandbox, policy, policy_digest(policy), &next);
 	if (err)
 		goto kernel_error;
+	log_debug("%s: allow set in %.1f ms, maps written and flipped in %.1f ms", sandbox->path,
+		  computed - started, log_clock_ms() - computed);
 	if (sandbox->policy_known) {
 		if (registry->resolver)
 			resolver_policy_unref(registry->resolver, &sandbox->policy);
 		policy_free(&sandbox->policy);
 	}
-	sandbox->policy = copy;
+	sandbox->policy = *policy; /* taken, not copied */
+	memset(policy, 0, sizeof(*policy));
 	sandbox->policy_known = true;
 	sandbox->names_settled = false; /* the new policy's names */
-	free(sandbox->canonical);
-	sandbox->canonical = canonical;
 	sandbox_learned_prune(registry, sandbox);
 	free(sandbox->last_verify);
 	sandbox->last_verify = NULL;
 	sandbox->state_dirty = true; /* written after the reply (sandbox_registry_collect) */
 	log_info("updated %s (%s, generation %u, %zu entries)", sandbox->path,
-		 policy_mode_name(policy->mode), sandbox->generation, sandbox->applied.count);
+		 policy_mode_name(sandbox->policy.mode), sandbox->generation,
+		 sandbox->applied.count);
 	return 0;
 kernel_error:
 	sandbox_error_set(error, "kernel", "updating %s: %s; the previous policy stays in force",
 			  sandbox->path, strerror(-err));
 	if (names_referenced)
-		resolver_policy_unref(registry->resolver, &copy);
-	free(canonical);
+		resolver_policy_unref(registry->resolver, policy);
 	allowset_free(&next);
-	policy_free(&copy);
 	return err;
 }
 
@@ -471,8 +535,11 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 				  strerror(-err));
 		return err;
 	}
-	/* The value and the counters went with the links (cgroup storage). */
-	loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
+	/*
+	 * The value and the counters went with the links (cgroup storage); no
+	 * program reads the entries now: garbage, deleted after the reply.
+	 */
+	sandbox_garbage_add(registry, sandbox->generation, &sandbox->applied);
 	sandbox_state_remove(registry, sandbox->cgroup_id);
 	if (registry->resolver && sandbox->policy_known)
 		resolver_policy_unref(registry->resolver, &sandbox->policy);
@@ -487,6 +554,7 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 void sandbox_registry_free(struct sandbox_registry *registry)
 {
 	sandbox_registry_collect(registry);
+	background_stop(registry->background); /* after what collect queued */
 	for (size_t i = 0; i < registry->count; i++)
 		sandbox_free(registry->items[i]);
 	free(registry->items);
@@ -505,10 +573,9 @@ json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox 
 	object = json_pack("{s:s, s:I, s:I, s:s, s:o, s:I, s:o, s:o}", "cgroup", sandbox->path,
 			   "cgroup_id", (json_int_t)sandbox->cgroup_id, "generation",
 			   (json_int_t)sandbox->generation, "digest", digest, "policy",
-			   sandbox->canonical ? json_loads(sandbox->canonical, 0, NULL)
-					      : json_null(),
+			   sandbox->policy_known ? policy_to_json(&sandbox->policy) : json_null(),
 			   "entries", (json_int_t)sandbox->applied.count, "hooks", hooks, "netns",
-			   sandbox->netns_path[0] ? json_string(sandbox->netns_path) : json_null());
+			   sandbox->netns_path ? json_string(sandbox->netns_path) : json_null());
 	if (object && registry->resolver && sandbox->policy_known)
 		json_object_set_new(object, "names", sandbox_names_to_json(registry, sandbox));
 	if (object && sandbox->responder)

@@ -34,18 +34,17 @@ struct sandbox_garbage {
 
 struct sandbox {
 	uint64_t cgroup_id;
-	char path[PATH_MAX];
-	bool policy_known; /* false: adopted without a readable state file */
-	struct policy policy;
-	char *canonical; /* the policy's canonical JSON text, made once per policy; NULL: unknown */
+	char *path;	      /* never NULL; "" when adopted without a known path */
+	bool policy_known;    /* false: adopted without a readable state file */
+	struct policy policy; /* the only copy: status and the state file format it again */
 	uint64_t digest;
 	uint32_t generation;
 	struct allowset applied; /* the entries of generation in the maps */
 	int link_fds[LOADER_HOOK_COUNT];
 	time_t since;
-	char netns_path[PATH_MAX]; /* "" when not given: the daemon's namespace */
-	int netns_fd;		   /* held open: a /proc/PID/ns/net path dies with PID */
-	char *last_verify;	   /* the last full verification (with probes) as text, or NULL */
+	char *netns_path;  /* NULL when not given: the daemon's namespace */
+	int netns_fd;	   /* held open: a /proc/PID/ns/net path dies with PID */
+	char *last_verify; /* the last full verification (with probes) as text, or NULL */
 	time_t last_verify_at;
 	bool last_check_ok; /* the periodic attachment and map checks */
 	time_t last_check_at;
@@ -56,11 +55,13 @@ struct sandbox {
 	size_t learned_count;
 	struct sandbox_learned *learned; /* RESPONDER_MAX_LEARNED at most */
 	bool state_dirty;		 /* the state file lags: write it after the reply */
+	uint64_t state_due_ms;		 /* when its last state write was due (CLOCK_MONOTONIC) */
 	bool needs_refresh;		 /* a name was learned: its addresses need programming */
 	bool names_settled;		 /* every name of the policy answered once (cached) */
 };
 
 struct resolver;
+struct background;
 
 struct sandbox_registry {
 	struct loader *loader;
@@ -74,6 +75,8 @@ struct sandbox_registry {
 	/* Entries of generations no sandbox uses any more, deleted after the reply. */
 	size_t garbage_count;
 	struct sandbox_garbage *garbage;
+	/* Runs what comes after a reply; NULL: the loop runs it (bfbpf run). Stopped by free. */
+	struct background *background;
 };
 
 /* Error reported to a client: a code from the control-socket contract and a message. */
@@ -92,21 +95,28 @@ void sandbox_registry_free(struct sandbox_registry *registry);
 
 struct sandbox *sandbox_find(struct sandbox_registry *registry, uint64_t cgroup_id);
 
-/* netns may be NULL (the sandbox shares the daemon's network namespace). */
+/*
+ * netns may be NULL (the sandbox shares the daemon's network namespace).
+ * Both take the policy: on success it is the sandbox's and *policy is left
+ * empty (no copy is made); on failure it stays the caller's.
+ */
 int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
-		   const struct policy *policy, struct sandbox **out, struct sandbox_error *error);
+		   struct policy *policy, struct sandbox **out, struct sandbox_error *error);
 int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
-		   const struct policy *policy, struct sandbox_error *error);
+		   struct policy *policy, struct sandbox_error *error);
 int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 		   struct sandbox_error *error);
 
 /*
  * Delete the entries of generations that were replaced, and write the state
- * files that lag. An update is in force from its flip: the old entries are
- * only garbage, and the state file only matters to a restarted daemon (which,
- * finding it stale, keeps enforcing the maps and says the policy is unknown).
+ * files that lag: handed to the background worker, if there is one. An
+ * update is in force from its flip: the old entries are only garbage, and
+ * the state file only matters to a restarted daemon (which, finding it
+ * stale, keeps enforcing the maps and says the policy is unknown).
  */
 void sandbox_registry_collect(struct sandbox_registry *registry);
+/* Wait for the background work (before reading the maps whole: verify). */
+void sandbox_registry_quiesce(struct sandbox_registry *registry);
 /* Re-program a sandbox whose names' addresses changed (no-op if nothing did). */
 int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox);
 /* Has every name of the sandbox's policy answered at least once? */
@@ -119,7 +129,7 @@ int sandbox_allowset_compute(const struct sandbox_registry *registry, const stru
 			     const struct sandbox_learned *learned, size_t learned_count,
 			     struct allowset *out);
 /* Persist a sandbox's path, netns, policy and learned names (atomic rename). */
-int sandbox_state_write(const struct sandbox_registry *registry, const struct sandbox *sandbox);
+int sandbox_state_write(const struct sandbox_registry *registry, struct sandbox *sandbox);
 /* What the maps of a sandbox must hold now (the policy, its names, its learned names). */
 int sandbox_expected_allowset(struct sandbox_registry *registry, struct sandbox *sandbox,
 			      struct allowset *out);

@@ -9,7 +9,7 @@ struct sandbox *sandbox_new(void);
 void sandbox_free(struct sandbox *sandbox);
 int sandbox_registry_add(struct sandbox_registry *registry, struct sandbox *sandbox);
 int sandbox_netns_open(struct sandbox *sandbox, const char *netns);
-char *sandbox_canonical_text(const struct policy *policy);
+int sandbox_set_path(char **field, const char *text);
 void sandbox_state_remove(const struct sandbox_registry *registry, uint64_t cgroup_id);
 
 #endif /* BFBPF_SANDBOX_INTERNAL_H */

@@ -48,10 +48,9 @@ static int sandbox_add_learned(const struct sandbox_registry *registry, const st
 			       const char *name, const struct allowset *literals,
 			       struct allowset *set)
 {
-	struct policy_entry as_entry = {.kind = POLICY_ENTRY_HOSTNAME};
+	struct policy_entry as_entry = {.kind = POLICY_ENTRY_HOSTNAME, .name = name};
 	int err = 0;
 
-	snprintf(as_entry.name, sizeof(as_entry.name), "%s", name);
 	for (size_t i = 0;
 	     !err && policy->mode == POLICY_MODE_ALLOWLIST && i < policy->n_allowed_hosts; i++) {
 		const struct policy_entry *entry = &policy->allowed_hosts[i];
@@ -84,11 +83,10 @@ int sandbox_allowset_compute(const struct sandbox_registry *registry, const stru
 	err = allowset_from_policy(policy, &literals);
 	if (err)
 		return err;
-	for (size_t i = 0; i < literals.count; i++) {
-		err = allowset_add(&set, &literals.entries[i]);
-		if (err)
-			goto cleanup;
-	}
+	/* The literals, then what names add (often nothing: the set is then sorted already). */
+	err = allowset_copy(&literals, &set);
+	if (err)
+		goto cleanup;
 	for (size_t i = 0; registry->resolver && policy->mode == POLICY_MODE_ALLOWLIST &&
 			   i < policy->n_allowed_hosts;
 	     i++) {
@@ -115,6 +113,7 @@ int sandbox_allowset_compute(const struct sandbox_registry *registry, const stru
 			goto cleanup;
 	}
 	allowset_normalize(&set);
+	allowset_trim(&set);
 	*out = set;
 	allowset_free(&literals);
 	return 0;

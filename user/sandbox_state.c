@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "background.h"
 #include "cgroup.h"
 #include "log.h"
 #include "resolver.h"
@@ -24,42 +25,135 @@ static void sandbox_state_path(const struct sandbox_registry *registry, uint64_t
 	snprintf(out, size, "%s/%" PRIu64 ".json", registry->state_dir, cgroup_id);
 }
 
-/* Atomic (write then rename): a crash leaves the old state or the new, never half. */
-int sandbox_state_write(const struct sandbox_registry *registry, const struct sandbox *sandbox)
+/*
+ * How long a state file may lag its sandbox when updates come in a burst: it
+ * is then written at most once every this many milliseconds (the latest
+ * state), not once an update. A write after a quiet spell is not delayed.
+ */
+#define SANDBOX_STATE_DELAY_MS 100
+
+/* What a state file holds, copied: the worker writes it while the sandbox lives on. */
+struct sandbox_state_job {
+	char *file;
+	char *cgroup;
+	char *netns;
+	bool has_policy;
+	struct policy policy;
+	json_t *learned;
+};
+
+static void sandbox_state_job_free(void *arg)
 {
-	char path[PATH_MAX], temporary[PATH_MAX + 8];
+	struct sandbox_state_job *job = arg;
+
+	free(job->file);
+	free(job->cgroup);
+	free(job->netns);
+	if (job->has_policy)
+		policy_free(&job->policy);
+	json_decref(job->learned);
+	free(job);
+}
+
+/* Atomic (write then rename): a crash leaves the old state or the new, never half. */
+static void sandbox_state_job_write(void *arg)
+{
+	struct sandbox_state_job *job = arg;
+	char temporary[PATH_MAX + 8];
 	json_t *state;
 	int err = 0;
 
-	if (!registry->state_dir)
-		return 0;
-	sandbox_state_path(registry, sandbox->cgroup_id, path, sizeof(path));
-	snprintf(temporary, sizeof(temporary), "%s.tmp", path);
-	state = json_pack("{s:s, s:s, s:o, s:o}", "cgroup", sandbox->path, "netns",
-			  sandbox->netns_path, "policy", json_loads(sandbox->canonical, 0, NULL),
-			  "learned", json_array());
+	snprintf(temporary, sizeof(temporary), "%s.tmp", job->file);
+	state = json_pack("{s:s, s:s, s:o, s:O}", "cgroup", job->cgroup, "netns",
+			  job->netns ? job->netns : "", "policy", policy_to_json(&job->policy),
+			  "learned", job->learned);
 	if (!state)
-		return -ENOMEM;
-	for (size_t i = 0; i < sandbox->learned_count; i++)
-		json_array_append_new(json_object_get(state, "learned"),
-				      json_string(sandbox->learned[i].name));
-	if (json_dump_file(state, temporary, JSON_COMPACT | JSON_SORT_KEYS) ||
-	    rename(temporary, path))
-		err = -errno ? -errno : -EIO;
+		err = -ENOMEM;
+	else if (json_dump_file(state, temporary, JSON_COMPACT | JSON_SORT_KEYS) ||
+		 rename(temporary, job->file))
+		err = errno ? -errno : -EIO;
 	json_decref(state);
 	if (err)
-		log_error("writing state %s: %s", path, strerror(-err));
+		log_error("writing state %s: %s", job->file, strerror(-err));
+	sandbox_state_job_free(job);
+}
+
+static void sandbox_state_job_remove(void *arg)
+{
+	struct sandbox_state_job *job = arg;
+
+	unlink(job->file);
+	sandbox_state_job_free(job);
+}
+
+static struct sandbox_state_job *sandbox_state_job_new(const struct sandbox_registry *registry,
+						       uint64_t cgroup_id)
+{
+	struct sandbox_state_job *job = calloc(1, sizeof(*job));
+
+	if (job && asprintf(&job->file, "%s/%" PRIu64 ".json", registry->state_dir, cgroup_id) < 0)
+		job->file = NULL;
+	if (job && !job->file) {
+		free(job);
+		return NULL;
+	}
+	return job;
+}
+
+int sandbox_state_write(const struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	uint64_t now = (uint64_t)log_clock_ms();
+	struct sandbox_state_job *job;
+	unsigned int delay = 0;
+	int err = -ENOMEM;
+
+	if (!registry->state_dir || !sandbox->policy_known)
+		return 0;
+	job = sandbox_state_job_new(registry, sandbox->cgroup_id);
+	if (!job)
+		goto cleanup;
+	job->cgroup = strdup(sandbox->path);
+	job->netns = sandbox->netns_path ? strdup(sandbox->netns_path) : NULL;
+	job->learned = json_array();
+	if (!job->cgroup || (sandbox->netns_path && !job->netns) || !job->learned)
+		goto cleanup;
+	for (size_t i = 0; i < sandbox->learned_count; i++)
+		if (json_array_append_new(job->learned, json_string(sandbox->learned[i].name)))
+			goto cleanup;
+	if (policy_copy(&sandbox->policy, &job->policy))
+		goto cleanup;
+	job->has_policy = true;
+	/* Formatting a large policy costs milliseconds: not the loop's, and not every update's. */
+	if (now < sandbox->state_due_ms) /* one is waiting: this one takes its place and time */
+		delay = (unsigned int)(sandbox->state_due_ms - now);
+	else if (sandbox->state_due_ms && now < sandbox->state_due_ms + SANDBOX_STATE_DELAY_MS)
+		delay = (unsigned int)(sandbox->state_due_ms + SANDBOX_STATE_DELAY_MS - now);
+	if (now >= sandbox->state_due_ms)
+		sandbox->state_due_ms = now + delay;
+	background_submit(registry->background, sandbox_state_job_write, sandbox_state_job_free,
+			  job, sandbox->cgroup_id, 0, delay);
+	return 0;
+cleanup:
+	if (job)
+		sandbox_state_job_free(job);
+	log_error("writing the state of %s: %s", sandbox->path, strerror(-err));
 	return err;
 }
 
 void sandbox_state_remove(const struct sandbox_registry *registry, uint64_t cgroup_id)
 {
-	char path[PATH_MAX];
+	struct sandbox_state_job *job;
 
 	if (!registry->state_dir)
 		return;
-	sandbox_state_path(registry, cgroup_id, path, sizeof(path));
-	unlink(path);
+	job = sandbox_state_job_new(registry, cgroup_id);
+	if (!job) {
+		log_error("removing the state of cgroup %" PRIu64 ": out of memory", cgroup_id);
+		return;
+	}
+	/* Queued like the writes (and replacing one still waiting), so it comes after them. */
+	background_submit(registry->background, sandbox_state_job_remove, sandbox_state_job_free,
+			  job, cgroup_id, 0, 0);
 }
 
 /* The state file of an adopted sandbox: its path and policy. */
@@ -80,11 +174,15 @@ static int sandbox_state_read(struct sandbox_registry *registry, struct sandbox 
 		return -ENOENT;
 	if (json_unpack(state, "{s:s, s:o}", "cgroup", &cgroup, "policy", &policy))
 		goto cleanup;
-	snprintf(sandbox->path, sizeof(sandbox->path), "%s", cgroup);
+	err = sandbox_set_path(&sandbox->path, cgroup);
+	if (err)
+		goto cleanup;
 	netns = json_string_value(json_object_get(state, "netns"));
 	if (netns && netns[0] && sandbox_netns_open(sandbox, netns)) {
 		/* Kept by name: verify reports it gone rather than probing elsewhere. */
-		snprintf(sandbox->netns_path, sizeof(sandbox->netns_path), "%s", netns);
+		err = sandbox_set_path(&sandbox->netns_path, netns);
+		if (err)
+			goto cleanup;
 		log_warn("sandbox %s: its network namespace %s is gone", cgroup, netns);
 	}
 	err = policy_from_json(policy, &sandbox->policy, err_text, sizeof(err_text));
@@ -115,7 +213,7 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 	sandbox->events = registry->events_enabled;
 	if (!registry->dns || !sandbox->policy_known)
 		return;
-	if (sandbox->netns_path[0] && sandbox->netns_fd < 0) {
+	if (sandbox->netns_path && sandbox->netns_fd < 0) {
 		log_warn("%s: its network namespace is gone; no DNS responder", sandbox->path);
 	} else if (responder_open(registry->dns, sandbox, sandbox->netns_fd, value->dns_port,
 				  &sandbox->responder)) {
@@ -131,10 +229,39 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 		log_error("%s: cannot record its responder's new port", sandbox->path);
 }
 
+/*
+ * Does the state file's policy match what the maps were programmed with?
+ * A daemon before policy_digest()'s binary form wrote the digest of the
+ * canonical text: such a sandbox is recognised and its value gets today's
+ * digest (one write; its entries stay as they are), so an upgrade keeps
+ * every policy known. Returns 0 when it matches (sandbox->digest is then
+ * today's digest of the policy).
+ */
+static int sandbox_adopt_digest(struct sandbox_registry *registry, struct sandbox *sandbox,
+				struct bfbpf_sandbox *value)
+{
+	struct bfbpf_sandbox upgraded = *value;
+	uint64_t digest = policy_digest(&sandbox->policy);
+	int err;
+
+	if (digest == value->digest)
+		return 0;
+	if (policy_digest_legacy(&sandbox->policy) != value->digest)
+		return -ESTALE;
+	upgraded.digest = digest;
+	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &upgraded);
+	if (err)
+		return err;
+	*value = upgraded;
+	log_info("%s: its digest is now in the binary form (policy unchanged)", sandbox->path);
+	return 0;
+}
+
 static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_id)
 {
 	struct sandbox *sandbox = sandbox_new();
 	struct bfbpf_sandbox value;
+	bool known = false;
 	int err;
 
 	if (!sandbox)
@@ -144,15 +271,13 @@ static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_
 	if (err)
 		goto cleanup;
 	sandbox->generation = value.generation;
-	sandbox->digest = value.digest;
 	if (loader_links_open(registry->loader, cgroup_id, sandbox->link_fds))
 		log_warn("sandbox %" PRIu64 ": some links are not pinned; verify will say which",
 			 cgroup_id);
-	if (!sandbox_state_read(registry, sandbox))
-		sandbox->canonical = sandbox_canonical_text(&sandbox->policy);
-	if (!sandbox->canonical || policy_digest_text(sandbox->canonical) != value.digest) {
-		free(sandbox->canonical);
-		sandbox->canonical = NULL;
+	if (sandbox_state_read(registry, sandbox) == 0)
+		known = sandbox_adopt_digest(registry, sandbox, &value) == 0;
+	sandbox->digest = value.digest;
+	if (!known) {
 		if (sandbox->policy_known)
 			policy_free(&sandbox->policy);
 		sandbox->policy_known = false;

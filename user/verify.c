@@ -259,7 +259,7 @@ static void verify_probes(struct sandbox_registry *registry, struct sandbox *san
 	};
 	char detail[PATH_MAX + 64];
 
-	if (sandbox->netns_path[0] && sandbox->netns_fd < 0) {
+	if (sandbox->netns_path && sandbox->netns_fd < 0) {
 		snprintf(detail, sizeof(detail), "network namespace %s is gone",
 			 sandbox->netns_path);
 		verify_check_add(checks, complete, "probes", false, detail);
@@ -292,6 +292,10 @@ json_t *verify_sandbox(struct sandbox_registry *registry, struct sandbox *sandbo
 	if (with_probes && sandbox->policy_known && sandbox->policy.mode == POLICY_MODE_PUBLIC)
 		verify_check_add(checks, &complete, "restrictive", false,
 				 "network_mode is public: nothing is restricted");
+	/* Deletes of replaced generations finish first: a walk of a map mid-delete may repeat keys.
+	 */
+	if (!snapshot)
+		sandbox_registry_quiesce(registry);
 	if (!snapshot && loader_snapshot_take(registry->loader, &own))
 		verify_check_add(checks, &complete, "maps", false, "cannot read the allow maps");
 	else
@@ -324,6 +328,7 @@ int verify_registry_periodic(struct sandbox_registry *registry)
 	time_t now = time(NULL);
 	int broken = 0;
 
+	sandbox_registry_quiesce(registry);
 	if (loader_snapshot_take(registry->loader, &snapshot)) {
 		log_error("periodic verification: cannot read the allow maps");
 		return -EIO;

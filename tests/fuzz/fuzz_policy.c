@@ -44,21 +44,22 @@ static void fuzz_round_trip(const struct policy *policy)
 static void fuzz_entry(const uint8_t *data, size_t size, bool model_endpoint)
 {
 	char text[POLICY_MAX_ENTRY_LENGTH + 2], buf[POLICY_ENTRY_TEXT_MAX];
-	char err[FUZZ_ERR_SIZE] = "";
+	char err[FUZZ_ERR_SIZE] = "", name[POLICY_NAME_SIZE], name_again[POLICY_NAME_SIZE];
 	struct policy_entry e, again;
 
 	if (size >= sizeof(text))
 		return;
 	memcpy(text, data, size);
 	text[size] = '\0';
-	if (policy_entry_parse(text, model_endpoint, &e, err, sizeof(err)) != 0) {
+	if (policy_entry_parse(text, model_endpoint, &e, name, err, sizeof(err)) != 0) {
 		fuzz_check_err(err);
 		return;
 	}
 	if (policy_entry_format(&e, buf, sizeof(buf)) != 0)
 		abort();
-	if (policy_entry_parse(buf, model_endpoint, &again, err, sizeof(err)) != 0 ||
-	    memcmp(&e, &again, sizeof(e)) != 0)
+	if (policy_entry_parse(buf, model_endpoint, &again, name_again, err, sizeof(err)) != 0 ||
+	    e.kind != again.kind || strcmp(e.name, again.name) != 0 || e.port != again.port ||
+	    e.prefix_len != again.prefix_len || memcmp(&e.addr, &again.addr, sizeof(e.addr)) != 0)
 		abort();
 }
 

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <cmocka.h>
@@ -54,6 +55,59 @@ static void test_normalize_sorts_and_deduplicates(void **state)
 	allowset_free(&set);
 	assert_int_equal(set.count, 0);
 	assert_null(set.entries);
+}
+
+/* A sorted set is left as it is; a sorted one with a duplicate is still deduplicated. */
+static void test_normalize_sorted_input(void **state)
+{
+	struct allowset set = {0};
+
+	(void)state;
+	add(&set, "198.18.0.1", 128, 0);
+	add(&set, "198.18.0.1", 128, 443);
+	add(&set, "198.18.0.2", 128, 0);
+	allowset_normalize(&set);
+	assert_int_equal(set.count, 3);
+	add(&set, "198.18.0.2", 128, 0);
+	allowset_normalize(&set);
+	assert_int_equal(set.count, 3);
+	add(&set, "198.18.0.0", 120, 0); /* out of order at the end */
+	allowset_normalize(&set);
+	assert_int_equal(set.count, 4);
+	for (size_t i = 1; i < set.count; i++)
+		assert_true(allowset_entry_compare(&set.entries[i - 1], &set.entries[i]) < 0);
+	allowset_free(&set);
+}
+
+static void test_copy_and_trim(void **state)
+{
+	struct allowset set = {0}, copy;
+
+	(void)state;
+	assert_int_equal(allowset_copy(&set, &copy), 0);
+	assert_int_equal(copy.count, 0);
+	assert_null(copy.entries);
+	for (int i = 0; i < 17; i++) {
+		char address[32];
+
+		snprintf(address, sizeof(address), "198.18.0.%d", i);
+		add(&set, address, 128, 0);
+	}
+	assert_true(set.capacity > set.count);
+	assert_int_equal(allowset_copy(&set, &copy), 0);
+	assert_int_equal(copy.count, 17);
+	assert_int_equal(copy.capacity, 17);
+	assert_true(allowset_equal(&set, &copy));
+	allowset_trim(&set);
+	assert_int_equal(set.capacity, 17);
+	assert_true(allowset_equal(&set, &copy));
+	add(&set, "198.18.1.1", 128, 0); /* grows again after a trim */
+	assert_int_equal(set.count, 18);
+	set.count = 0;
+	allowset_trim(&set);
+	assert_null(set.entries);
+	assert_int_equal(set.capacity, 0);
+	allowset_free(&copy);
 }
 
 static void test_diff(void **state)
@@ -191,6 +245,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_normalize_sorts_and_deduplicates),
+		cmocka_unit_test(test_normalize_sorted_input),
+		cmocka_unit_test(test_copy_and_trim),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_diff_empty_sides),
 		cmocka_unit_test(test_from_policy_allowlist),

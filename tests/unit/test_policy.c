@@ -19,28 +19,43 @@
 
 /* ---- helpers ---- */
 
+/* Names of the entries entry_ok() returns: a few stay valid at once. */
+static char entry_names[8][POLICY_NAME_SIZE];
+static unsigned int entry_names_next;
+
 static struct policy_entry entry_ok(const char *text, bool model)
 {
+	char *name = entry_names[entry_names_next++ % 8];
 	struct policy_entry e;
 	char err[ERR_SIZE] = "";
 
-	if (policy_entry_parse(text, model, &e, err, sizeof(err)))
+	if (policy_entry_parse(text, model, &e, name, err, sizeof(err)))
 		fail_msg("entry \"%s\" rejected: %s", text, err);
 	return e;
+}
+
+/* Same entry: every field, and the name by value (where it is stored differs). */
+static void assert_entry_equal(const struct policy_entry *a, const struct policy_entry *b)
+{
+	assert_int_equal(a->kind, b->kind);
+	assert_string_equal(a->name, b->name);
+	assert_memory_equal(&a->addr, &b->addr, sizeof(a->addr));
+	assert_int_equal(a->prefix_len, b->prefix_len);
+	assert_int_equal(a->port, b->port);
 }
 
 /* Parses text and checks its canonical spelling. */
 static void assert_entry(const char *text, bool model, const char *canonical)
 {
 	struct policy_entry e = entry_ok(text, model), again;
-	char buf[POLICY_ENTRY_TEXT_MAX], err[ERR_SIZE];
+	char buf[POLICY_ENTRY_TEXT_MAX], err[ERR_SIZE], name[POLICY_NAME_SIZE];
 
 	assert_int_equal(policy_entry_format(&e, buf, sizeof(buf)), 0);
 	if (strcmp(buf, canonical) != 0)
 		fail_msg("\"%s\" formats as \"%s\", expected \"%s\"", text, buf, canonical);
 	/* The canonical text parses back to the same entry. */
-	assert_int_equal(policy_entry_parse(buf, model, &again, err, sizeof(err)), 0);
-	assert_memory_equal(&e, &again, sizeof(e));
+	assert_int_equal(policy_entry_parse(buf, model, &again, name, err, sizeof(err)), 0);
+	assert_entry_equal(&e, &again);
 }
 
 /* The entry is rejected; the message quotes it and gives the reason. */
@@ -50,7 +65,8 @@ static void assert_entry_rejected(const char *text, bool model, const char *reas
 	char err[ERR_SIZE] = "", quoted[400];
 
 	memset(&e, 0x5a, sizeof(e));
-	assert_int_equal(policy_entry_parse(text, model, &e, err, sizeof(err)), -EINVAL);
+	assert_int_equal(policy_entry_parse(text, model, &e, entry_names[0], err, sizeof(err)),
+			 -EINVAL);
 	/* The message quotes the entry: escaped after the first odd character, cut at 64. */
 	snprintf(quoted, sizeof(quoted), "\"%.*s", (int)strcspn(text, "\n\t\"\\"), text);
 	if (strlen(text) < 64 && text[strcspn(text, "\n\t\"\\")] == '\0')
@@ -168,7 +184,7 @@ static void test_entry_label_and_name_length(void **state)
 	snprintf(text, sizeof(text), "%s.", name);
 	assert_entry(text, false, name);
 	snprintf(text, sizeof(text), "*.%s", name);
-	assert_int_equal(policy_entry_parse(text, false, &e, err, sizeof(err)), 0);
+	assert_int_equal(policy_entry_parse(text, false, &e, entry_names[0], err, sizeof(err)), 0);
 	assert_int_equal(e.kind, POLICY_ENTRY_WILDCARD);
 	make_name(name, 254);
 	assert_entry_rejected(name, false, "longer than 253");
@@ -184,7 +200,8 @@ static void test_entry_too_long(void **state)
 	assert_entry_rejected(text, false, "longer than 300 characters");
 	/* At the limit the length is fine; the name itself is too long. */
 	make_name(text, POLICY_MAX_ENTRY_LENGTH);
-	assert_int_equal(policy_entry_parse(text, false, &e, err, sizeof(err)), -EINVAL);
+	assert_int_equal(policy_entry_parse(text, false, &e, entry_names[0], err, sizeof(err)),
+			 -EINVAL);
 	assert_null(strstr(err, "300"));
 	assert_non_null(strstr(err, "longer than 253"));
 	/* The message shows a cut version of a long entry, still on one line. */
@@ -433,10 +450,15 @@ static void test_entry_error_buffers(void **state)
 
 	(void)state;
 	memset(err, 'x', sizeof(err));
-	assert_int_equal(policy_entry_parse("a.*.com", false, &e, err, sizeof(err)), -EINVAL);
+	assert_int_equal(policy_entry_parse("a.*.com", false, &e, entry_names[0], err, sizeof(err)),
+			 -EINVAL);
 	assert_int_equal(strlen(err), sizeof(err) - 1);
-	assert_int_equal(policy_entry_parse("a.*.com", false, &e, NULL, 0), -EINVAL);
-	assert_int_equal(policy_entry_parse(NULL, false, &e, NULL, 0), -EINVAL);
+	assert_int_equal(policy_entry_parse("a.*.com", false, &e, entry_names[0], NULL, 0),
+			 -EINVAL);
+	assert_int_equal(policy_entry_parse(NULL, false, &e, entry_names[0], NULL, 0), -EINVAL);
+	/* A name needs somewhere to go. */
+	assert_int_equal(policy_entry_parse("example.com", false, &e, NULL, err, sizeof(err)),
+			 -EINVAL);
 }
 
 static void test_mode_names(void **state)
@@ -811,31 +833,116 @@ static void test_policy_canonical_equality(void **state)
 	policy_free(&c);
 }
 
-static void test_policy_digest_fnv(void **state)
+static uint64_t fnv(uint64_t h, const void *data, size_t size)
 {
-	struct policy p;
-	const char *text = "{\"allow_loopback\":true,\"allow_model_endpoint\":true,"
-			   "\"allowed_hosts\":[],\"model_endpoints\":[],"
-			   "\"network_mode\":\"public\"}";
-	uint64_t h = 0xcbf29ce484222325ULL;
-	const char *c;
+	const unsigned char *p = data;
 
-	(void)state;
-	for (c = text; *c; c++) {
-		h ^= (unsigned char)*c;
+	for (size_t i = 0; i < size; i++) {
+		h ^= p[i];
 		h *= 0x100000001b3ULL;
 	}
-	parse_ok("{\"network_mode\":\"public\"}", &p);
+	return h;
+}
+
+/* The binary form of docs/policy.md, written out by hand. */
+static void test_policy_digest_fnv(void **state)
+{
+	static const char tag[] = "bfbpf policy 2";
+	const unsigned char head[3] = {POLICY_MODE_ALLOWLIST, 1, 0};
+	const unsigned char one[4] = {0, 0, 0, 1}, none[4] = {0};
+	unsigned char entry[4] = {POLICY_ENTRY_ADDRESS, 120, 0x01, 0xbb};
+	const unsigned char addr[16] = {[10] = 0xff, [11] = 0xff, [12] = 198, [13] = 18};
+	uint64_t h = 0xcbf29ce484222325ULL;
+	struct policy p;
+
+	(void)state;
+	h = fnv(h, tag, sizeof(tag));
+	h = fnv(h, head, sizeof(head));
+	h = fnv(h, one, 4);
+	h = fnv(h, entry, 4);
+	h = fnv(h, addr, 16);
+	h = fnv(h, "", 1);
+	h = fnv(h, none, 4);
+	parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"198.18.0.0/24:443\"],"
+		 "\"allow_model_endpoint\":false}",
+		 &p);
+	assert_true(policy_digest(&p) == h);
+	policy_free(&p);
+
+	/* A name: kind, no prefix, no port, no address, the name and its NUL. */
+	h = 0xcbf29ce484222325ULL;
+	h = fnv(h, tag, sizeof(tag));
+	h = fnv(h, head, sizeof(head));
+	h = fnv(h, one, 4);
+	memset(entry, 0, sizeof(entry));
+	entry[0] = POLICY_ENTRY_WILDCARD;
+	h = fnv(h, entry, 4);
+	h = fnv(h, (unsigned char[16]){0}, 16);
+	h = fnv(h, "example.com", 12);
+	h = fnv(h, none, 4);
+	parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"*.Example.COM.\"],"
+		 "\"allow_model_endpoint\":false}",
+		 &p);
 	assert_true(policy_digest(&p) == h);
 	policy_free(&p);
 	assert_null(policy_to_json(NULL));
 	assert_true(policy_digest(NULL) == 0);
 }
 
+/* What daemons before the binary form programmed: FNV-1a of the canonical text. */
+static void test_policy_digest_legacy(void **state)
+{
+	struct policy p;
+	const char *text = "{\"allow_loopback\":true,\"allow_model_endpoint\":true,"
+			   "\"allowed_hosts\":[],\"model_endpoints\":[],"
+			   "\"network_mode\":\"public\"}";
+
+	(void)state;
+	parse_ok("{\"network_mode\":\"public\"}", &p);
+	assert_true(policy_digest_legacy(&p) == fnv(0xcbf29ce484222325ULL, text, strlen(text)));
+	assert_true(policy_digest_legacy(&p) != policy_digest(&p));
+	policy_free(&p);
+	assert_true(policy_digest_legacy(NULL) == 0);
+}
+
+/* Every field of an entry, and each list and flag, counts. */
+static void test_policy_digest_fields(void **state)
+{
+	static const char *const variants[] = {
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"198.18.0.0/24\"]}",
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"198.18.0.0/24:443\"]}",
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"198.18.0.0/23\"]}",
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"198.18.1.0/24\"]}",
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"a.example\"]}",
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"*.a.example\"]}",
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"b.example\"]}",
+		"{\"network_mode\":\"allowlist\",\"model_endpoints\":[\"a.example\"]}",
+		"{\"network_mode\":\"allowlist\"}",
+		"{\"network_mode\":\"allowlist\",\"allow_loopback\":false}",
+		"{\"network_mode\":\"allowlist\",\"allow_model_endpoint\":false}",
+		"{\"network_mode\":\"no-network\"}",
+	};
+	size_t n = sizeof(variants) / sizeof(variants[0]);
+	uint64_t digests[sizeof(variants) / sizeof(variants[0])];
+	struct policy p;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		parse_ok(variants[i], &p);
+		digests[i] = policy_digest(&p);
+		policy_free(&p);
+		for (size_t j = 0; j < i; j++)
+			if (digests[i] == digests[j])
+				fail_msg("%s and %s have the same digest", variants[i],
+					 variants[j]);
+	}
+}
+
 static void test_policy_to_json_unsorted_struct(void **state)
 {
 	struct policy_entry v[3];
-	struct policy p = {.mode = POLICY_MODE_ALLOWLIST, .allowed_hosts = v, .n_allowed_hosts = 3};
+	struct policy p = {.mode = POLICY_MODE_ALLOWLIST, .allowed_hosts = v, .n_allowed_hosts = 3},
+		      parsed;
 	char *text;
 
 	(void)state;
@@ -846,7 +953,110 @@ static void test_policy_to_json_unsorted_struct(void **state)
 	text = canonical_text(&p);
 	assert_non_null(strstr(text, "\"allowed_hosts\":[\"a.example\",\"z.example\"]"));
 	assert_non_null(strstr(text, "\"allow_loopback\":false"));
+	/* And one digest: that of the parsed (sorted, unique) policy. */
+	parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"a.example\",\"z.example\"],"
+		 "\"allow_loopback\":false,\"allow_model_endpoint\":false}",
+		 &parsed);
+	assert_true(policy_digest(&p) == policy_digest(&parsed));
+	policy_free(&parsed);
 	free(text);
+}
+
+/* Entries are 32 bytes; names live after them, in the same allocation, and outlive the JSON. */
+static void test_policy_entries_packed(void **state)
+{
+	struct policy p;
+	const char *end;
+
+	(void)state;
+	assert_int_equal(sizeof(struct policy_entry), 32);
+	parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"z.example\",\"198.18.0.1\","
+		 "\"*.b.example:443\",\"Z.example.\",\"a.example\",\"198.18.0.1\",\"fd00::/8\"],"
+		 "\"model_endpoints\":[\"m.example:4000\",\"172.17.0.1:4000\"]}",
+		 &p);
+	assert_int_equal(p.n_allowed_hosts, 5);
+	/* Policy order: addresses, then names, then wildcards. */
+	assert_int_equal(p.allowed_hosts[0].kind, POLICY_ENTRY_ADDRESS);
+	assert_string_equal(p.allowed_hosts[0].name, "");
+	assert_int_equal(p.allowed_hosts[1].kind, POLICY_ENTRY_ADDRESS);
+	assert_string_equal(p.allowed_hosts[2].name, "a.example");
+	assert_string_equal(p.allowed_hosts[3].name, "z.example");
+	assert_int_equal(p.allowed_hosts[4].kind, POLICY_ENTRY_WILDCARD);
+	assert_string_equal(p.allowed_hosts[4].name, "b.example");
+	assert_int_equal(p.allowed_hosts[4].port, 443);
+	end = (const char *)(p.allowed_hosts + p.n_allowed_hosts);
+	for (size_t i = 2; i < p.n_allowed_hosts; i++)
+		assert_true(p.allowed_hosts[i].name >= end &&
+			    p.allowed_hosts[i].name < end + 3 * POLICY_NAME_SIZE);
+	assert_int_equal(p.n_model_endpoints, 2);
+	assert_string_equal(p.model_endpoints[1].name, "m.example");
+	assert_int_equal(p.model_endpoints[1].port, 4000);
+	assert_true(p.model_endpoints[1].name ==
+		    (const char *)(p.model_endpoints + p.n_model_endpoints));
+	policy_free(&p);
+}
+
+/* n random entries (addresses, CIDRs with ports, names), duplicates included, as a policy. */
+static char *random_policy(unsigned int seed, size_t n, bool reversed)
+{
+	size_t size = 64 + n * 48, used;
+	char *text = malloc(size);
+
+	assert_non_null(text);
+	used = (size_t)snprintf(text, size, "{\"network_mode\":\"allowlist\",\"allowed_hosts\":[");
+	for (size_t k = 0; k < n; k++) {
+		size_t i = reversed ? n - 1 - k : k;
+		unsigned int r = (unsigned int)(i * 2654435761u + seed) % (n / 2 + 1);
+
+		if (r % 5 == 0)
+			used += (size_t)snprintf(text + used, size - used, "\"h%u.example\",", r);
+		else if (r % 5 == 1)
+			used += (size_t)snprintf(text + used, size - used, "\"[fd00::%x]:%u\",", r,
+						 1 + r % 3);
+		else
+			used += (size_t)snprintf(text + used, size - used, "\"198.%u.%u.0/24\",",
+						 18 + r / 256 % 2, r % 256);
+	}
+	if (n)
+		used--;
+	snprintf(text + used, size - used, "]}");
+	return text;
+}
+
+/* The merge sort of the parser: any size (around its runs of 8), any order, one result. */
+static void test_policy_sort_sizes(void **state)
+{
+	static const size_t sizes[] = {0, 1, 2, 7, 8, 9, 15, 16, 17, 100, 1000, 4099};
+
+	(void)state;
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		char *forward = random_policy(7, sizes[s], false);
+		char *backward = random_policy(7, sizes[s], true);
+		struct policy a, b;
+
+		parse_ok(forward, &a);
+		parse_ok(backward, &b);
+		assert_int_equal(a.n_allowed_hosts, b.n_allowed_hosts);
+		assert_true(sizes[s] < 4 || a.n_allowed_hosts < sizes[s]); /* duplicates went */
+		for (size_t i = 0; i < a.n_allowed_hosts; i++) {
+			char x[POLICY_ENTRY_TEXT_MAX], y[POLICY_ENTRY_TEXT_MAX];
+
+			assert_entry_equal(&a.allowed_hosts[i], &b.allowed_hosts[i]);
+			if (i == 0)
+				continue;
+			/* Strictly increasing: kind first, then name, address, prefix, port. */
+			assert_true(a.allowed_hosts[i - 1].kind <= a.allowed_hosts[i].kind);
+			assert_int_equal(policy_entry_format(&a.allowed_hosts[i - 1], x, sizeof(x)),
+					 0);
+			assert_int_equal(policy_entry_format(&a.allowed_hosts[i], y, sizeof(y)), 0);
+			assert_string_not_equal(x, y);
+		}
+		assert_true(policy_digest(&a) == policy_digest(&b));
+		policy_free(&a);
+		policy_free(&b);
+		free(forward);
+		free(backward);
+	}
 }
 
 static void write_file(const char *path, const char *text)
@@ -938,6 +1148,10 @@ int main(void)
 		cmocka_unit_test(test_policy_dedup),
 		cmocka_unit_test(test_policy_canonical_equality),
 		cmocka_unit_test(test_policy_digest_fnv),
+		cmocka_unit_test(test_policy_entries_packed),
+		cmocka_unit_test(test_policy_sort_sizes),
+		cmocka_unit_test(test_policy_digest_legacy),
+		cmocka_unit_test(test_policy_digest_fields),
 		cmocka_unit_test(test_policy_to_json_unsorted_struct),
 		cmocka_unit_test(test_policy_load_file),
 		cmocka_unit_test(test_policy_free_twice),
