@@ -236,7 +236,14 @@ in_ns "$NS_SRV" "$LOADGEN" serve 9000 &
 PIDS+=($!)
 in_ns "$NS_SRV" "$LOADGEN" httpd 8080 &
 PIDS+=($!)
-in_ns "$NS_SRV" iperf3 --server --port 5201 >"$TMP/iperf3-server.log" 2>&1 &
+# iperf3's two ends on CPUs of their own (where there are two): unpinned, the
+# scheduler's placement of sender, receiver and softirqs moved the UDP figure
+# by several percent from round to round, more than the effect measured
+IPERF_CLIENT_CPU=() IPERF_SERVER_CPU=()
+if [ "$(nproc)" -ge 2 ]; then
+	IPERF_CLIENT_CPU=(taskset -c 0) IPERF_SERVER_CPU=(taskset -c 1)
+fi
+in_ns "$NS_SRV" "${IPERF_SERVER_CPU[@]}" iperf3 --server --port 5201 >"$TMP/iperf3-server.log" 2>&1 &
 PIDS+=($!)
 
 # the daemon
@@ -421,7 +428,7 @@ bench_bulk() {
 			for v in $(rotated "$round" a b10 b10k b10kw); do
 				flags=()
 				[ $proto = udp ] && flags=(--udp --bitrate 0 --length 1400)
-				out=$(in_sandbox "$(cg_of $v)" iperf3 --client 198.18.0.2 --port 5201 \
+				out=$(in_sandbox "$(cg_of $v)" "${IPERF_CLIENT_CPU[@]}" iperf3 --client 198.18.0.2 --port 5201 \
 					--time "$BULK_SECONDS" --json "${flags[@]}" 2>&1) || {
 					warn "iperf3 $proto $v failed: $(echo "$out" | grep -m1 error)"
 					return 1
