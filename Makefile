@@ -16,7 +16,8 @@ CFLAGS += $(USER_WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD)
 LDLIBS := -lbpf -lelf -lz -lcares -ljansson
 
 # BPF_PROG() declares a ctx parameter that lsm programs need not read.
-BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 $(WARNINGS) -Wno-unused-parameter -Iinclude -I$(ARCH_INCLUDE)
+# -mcpu=v3: the verdict memo's compare-and-swap (BPF_CMPXCHG, kernel 5.12+).
+BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 $(WARNINGS) -Wno-unused-parameter -Iinclude -I$(ARCH_INCLUDE)
 
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-dev libjansson-dev \
 	libcmocka-dev liburing-dev pkg-config gcc make iproute2 dnsmasq-base bind9-dnsutils \

@@ -163,6 +163,12 @@ static __always_inline const struct bfbpf_sandbox *sandbox_current(void)
 	return bpf_get_local_storage(&sandboxes, 0);
 }
 
+/* This CPU's counters of that sandbox; never NULL while the program is attached. */
+static __always_inline struct bfbpf_stats *sandbox_stats_current(void)
+{
+	return bpf_get_local_storage(&sandbox_stats, 0);
+}
+
 /* What a denial event says beyond the sandbox and the hook. */
 struct denial {
 	const struct destination *dst; /* NULL for socket creation */
@@ -248,15 +254,11 @@ static __always_inline void event_emit(const struct bfbpf_sandbox *sandbox,
 }
 
 /* Counts the verdict (per CPU, no atomics needed) and reports a denial. */
-static __always_inline int account(const struct bfbpf_sandbox *sandbox, __u8 hook, int verdict,
-				   const struct denial *denial)
+static __always_inline int account(const struct bfbpf_sandbox *sandbox, struct bfbpf_stats *stats,
+				   __u8 hook, int verdict, const struct denial *denial)
 {
-	struct bfbpf_stats *stats;
-
 	if (hook >= BFBPF_HOOK_COUNT)
 		return verdict;
-	/* Never NULL: the storage exists while the program is attached. */
-	stats = bpf_get_local_storage(&sandbox_stats, 0);
 	if (verdict == BFBPF_VERDICT_ALLOW) {
 		stats->allowed[hook]++;
 		return verdict;
@@ -283,9 +285,77 @@ static __always_inline int allow_maps_contain(__u32 generation, const struct des
 	return bpf_map_lookup_elem(&allow_prefix, &prefix) != NULL;
 }
 
+/* Compiler barrier: the memo's reads and writes stay in program order. */
+#define memo_barrier() asm volatile("" ::: "memory")
+
+static __always_inline __u32 memo_sequence(const struct bfbpf_verdict_memo *memo)
+{
+	return *(const volatile __u32 *)&memo->sequence;
+}
+
+/* Does this CPU's memo say that the allow maps of generation allow dst? */
+static __always_inline int verdict_memo_holds(const struct bfbpf_verdict_memo *memo,
+					      __u32 generation, const struct destination *dst)
+{
+	__u32 sequence = memo_sequence(memo);
+	int holds;
+
+	if (sequence & 1)
+		return 0; /* a run that this one preempted or interrupted is writing it */
+	memo_barrier();
+	holds = memo->generation == generation && memo->port == dst->port &&
+		memo->addr[3] == dst->addr[3] && memo->addr[2] == dst->addr[2] &&
+		memo->addr[1] == dst->addr[1] && memo->addr[0] == dst->addr[0];
+	memo_barrier();
+	/* Unchanged: no run wrote it while this one read it. */
+	return holds && memo_sequence(memo) == sequence;
+}
+
+static __always_inline void verdict_memo_store(struct bfbpf_verdict_memo *memo, __u32 generation,
+					       const struct destination *dst)
+{
+	__u32 sequence = memo_sequence(memo);
+
+	if (sequence & 1)
+		return; /* being written by a run this one preempted: leave it to that one */
+	/*
+	 * Claim it: fails if another run on this CPU wrote or claimed it since
+	 * the read above. A plain store of sequence + 1 could go back to a value
+	 * a reader saw before, and that reader would take a torn memo as true.
+	 */
+	if (__sync_val_compare_and_swap(&memo->sequence, sequence, sequence + 1) != sequence)
+		return;
+	memo_barrier();
+	memo->generation = generation;
+	memo->addr[0] = dst->addr[0];
+	memo->addr[1] = dst->addr[1];
+	memo->addr[2] = dst->addr[2];
+	memo->addr[3] = dst->addr[3];
+	memo->port = dst->port;
+	memo_barrier();
+	*(volatile __u32 *)&memo->sequence = sequence + 2;
+}
+
+/*
+ * The allow maps of the sandbox's generation: the entry for any port, then
+ * the one for dst's port. A flow's packets after its first find their
+ * destination in this CPU's memo, without a lookup.
+ */
+static __always_inline int policy_allows(const struct bfbpf_sandbox *sandbox,
+					 struct bfbpf_stats *stats, const struct destination *dst)
+{
+	if (verdict_memo_holds(&stats->memo, sandbox->generation, dst))
+		return 1;
+	if (!allow_maps_contain(sandbox->generation, dst, BFBPF_PORT_ANY) &&
+	    !(dst->port && allow_maps_contain(sandbox->generation, dst, dst->port)))
+		return 0;
+	verdict_memo_store(&stats->memo, sandbox->generation, dst);
+	return 1;
+}
+
 /* The policy decision, shared by every hook. */
 static __always_inline int policy_verdict(const struct bfbpf_sandbox *sandbox,
-					  const struct destination *dst)
+					  struct bfbpf_stats *stats, const struct destination *dst)
 {
 	if (!sandbox->generation)
 		return BFBPF_VERDICT_DENY; /* attached, policy not yet written: fail closed */
@@ -303,11 +373,7 @@ static __always_inline int policy_verdict(const struct bfbpf_sandbox *sandbox,
 		return (sandbox->flags & BFBPF_SANDBOX_ALLOW_LOOPBACK) ? BFBPF_VERDICT_ALLOW
 								       : BFBPF_VERDICT_DENY;
 	}
-	if (allow_maps_contain(sandbox->generation, dst, BFBPF_PORT_ANY))
-		return BFBPF_VERDICT_ALLOW;
-	if (dst->port && allow_maps_contain(sandbox->generation, dst, dst->port))
-		return BFBPF_VERDICT_ALLOW;
-	return BFBPF_VERDICT_DENY;
+	return policy_allows(sandbox, stats, dst) ? BFBPF_VERDICT_ALLOW : BFBPF_VERDICT_DENY;
 }
 
 /* Should this connect or send go to the sandbox's DNS responder instead? */
@@ -338,6 +404,7 @@ dns_origin_record(struct bpf_sock_addr *ctx, const struct bfbpf_sandbox *sandbox
 static __always_inline int judge_sock_addr4(struct bpf_sock_addr *ctx, __u8 hook)
 {
 	const struct bfbpf_sandbox *sandbox = sandbox_current();
+	struct bfbpf_stats *stats = sandbox_stats_current();
 	struct bfbpf_dns_origin *origin;
 	struct destination dst;
 	struct denial denial = {.dst = &dst, .protocol = ctx->protocol, .in_task = 1};
@@ -345,19 +412,20 @@ static __always_inline int judge_sock_addr4(struct bpf_sock_addr *ctx, __u8 hook
 	destination_from_ip4(&dst, ctx->user_ip4);
 	dst.port = bpf_ntohs((__u16)ctx->user_port);
 	if (!dns_redirected(sandbox, dst.port))
-		return account(sandbox, hook, policy_verdict(sandbox, &dst), &denial);
+		return account(sandbox, stats, hook, policy_verdict(sandbox, stats, &dst), &denial);
 	origin = dns_origin_record(ctx, sandbox, AF_INET);
 	if (!origin) /* a reply could not be mapped back: fail closed */
-		return account(sandbox, hook, BFBPF_VERDICT_DENY, &denial);
+		return account(sandbox, stats, hook, BFBPF_VERDICT_DENY, &denial);
 	__builtin_memcpy(origin->addr, dst.addr, sizeof(origin->addr));
 	ctx->user_ip4 = bpf_htonl(0x7f000001);
 	ctx->user_port = bpf_htons(sandbox->dns_port);
-	return account(sandbox, hook, BFBPF_VERDICT_ALLOW, &denial);
+	return account(sandbox, stats, hook, BFBPF_VERDICT_ALLOW, &denial);
 }
 
 static __always_inline int judge_sock_addr6(struct bpf_sock_addr *ctx, __u8 hook)
 {
 	const struct bfbpf_sandbox *sandbox = sandbox_current();
+	struct bfbpf_stats *stats = sandbox_stats_current();
 	struct bfbpf_dns_origin *origin;
 	struct destination dst;
 	struct denial denial = {.dst = &dst, .protocol = ctx->protocol, .in_task = 1};
@@ -371,10 +439,10 @@ static __always_inline int judge_sock_addr6(struct bpf_sock_addr *ctx, __u8 hook
 	destination_from_ip6(&dst, ip6);
 	dst.port = bpf_ntohs((__u16)ctx->user_port);
 	if (!dns_redirected(sandbox, dst.port))
-		return account(sandbox, hook, policy_verdict(sandbox, &dst), &denial);
+		return account(sandbox, stats, hook, policy_verdict(sandbox, stats, &dst), &denial);
 	origin = dns_origin_record(ctx, sandbox, AF_INET6);
 	if (!origin)
-		return account(sandbox, hook, BFBPF_VERDICT_DENY, &denial);
+		return account(sandbox, stats, hook, BFBPF_VERDICT_DENY, &denial);
 	__builtin_memcpy(origin->addr, ip6, sizeof(origin->addr));
 	/* An IPv4 server (mapped, NAT64), or no [::1] listener: ::ffff:127.0.0.1. */
 	if (destination_is_ip4(&dst) || !(sandbox->flags & BFBPF_SANDBOX_DNS_V6)) {
@@ -389,7 +457,7 @@ static __always_inline int judge_sock_addr6(struct bpf_sock_addr *ctx, __u8 hook
 		ctx->user_ip6[3] = bpf_htonl(1);
 	}
 	ctx->user_port = bpf_htons(sandbox->dns_port);
-	return account(sandbox, hook, BFBPF_VERDICT_ALLOW, &denial);
+	return account(sandbox, stats, hook, BFBPF_VERDICT_ALLOW, &denial);
 }
 
 /*
@@ -522,7 +590,7 @@ int bfbpf_sock_create(struct bpf_sock *ctx)
 	struct denial denial = {
 		.protocol = ctx->protocol, .family = ctx->family, .type = ctx->type, .in_task = 1};
 
-	return account(sandbox, BFBPF_HOOK_SOCK_CREATE,
+	return account(sandbox, sandbox_stats_current(), BFBPF_HOOK_SOCK_CREATE,
 		       socket_verdict(sandbox, ctx->family, ctx->type, ctx->protocol), &denial);
 }
 
@@ -551,8 +619,9 @@ int BPF_PROG(bfbpf_socket_create, int family, int type, int protocol, int kern)
 	if (family == AF_INET || family == AF_INET6)
 		return verdict == BFBPF_VERDICT_ALLOW
 			       ? verdict
-			       : account(sandbox, BFBPF_HOOK_SOCK_CREATE, verdict, &denial);
-	return account(sandbox, BFBPF_HOOK_SOCKET_LSM, verdict, &denial);
+			       : account(sandbox, sandbox_stats_current(), BFBPF_HOOK_SOCK_CREATE,
+					 verdict, &denial);
+	return account(sandbox, sandbox_stats_current(), BFBPF_HOOK_SOCKET_LSM, verdict, &denial);
 }
 
 static __always_inline int carries_ports(__u8 protocol)
@@ -651,19 +720,23 @@ static __always_inline int packet_destination(struct __sk_buff *skb, struct dest
 /*
  * Every packet leaving a sandbox socket is judged again, so that an update
  * also cuts flows opened under the old policy. Kept cheap: the headers read
- * in place, the policy and counters from cgroup storage, and at most four
- * allow-map lookups (one for a server in the exact map).
+ * in place, the policy and counters from cgroup storage, and the allow maps
+ * looked up only when the destination is not this CPU's memo (at most four
+ * lookups; one for a server in the exact map).
  */
 SEC("cgroup_skb/egress")
 int bfbpf_egress(struct __sk_buff *skb)
 {
 	const struct bfbpf_sandbox *sandbox = sandbox_current();
+	struct bfbpf_stats *stats;
 	struct destination dst = {};
 	struct denial denial = {.dst = &dst}; /* softirq, maybe: no pid, no comm */
 
 	if (sandbox->generation && (sandbox->flags & BFBPF_SANDBOX_PUBLIC))
 		return BFBPF_VERDICT_ALLOW;
+	stats = sandbox_stats_current();
 	if (packet_destination(skb, &dst, &denial.protocol))
-		return account(sandbox, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_DENY, &denial);
-	return account(sandbox, BFBPF_HOOK_EGRESS, policy_verdict(sandbox, &dst), &denial);
+		return account(sandbox, stats, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_DENY, &denial);
+	return account(sandbox, stats, BFBPF_HOOK_EGRESS, policy_verdict(sandbox, stats, &dst),
+		       &denial);
 }

@@ -14,7 +14,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a key, value or map definition below changes. */
-#define BFBPF_ABI_VERSION 4
+#define BFBPF_ABI_VERSION 5
 
 /* Verdicts of the cgroup hooks: the kernel reads 1 as "go on", 0 as EPERM/drop. */
 #define BFBPF_VERDICT_DENY 0
@@ -109,6 +109,24 @@ enum bfbpf_hook {
 #define BFBPF_EVENTS_PER_SECOND 100
 
 /*
+ * This CPU's memo of the last destination the allow maps allowed a sandbox,
+ * and under which generation: the next packets of a flow skip the lookups
+ * (up to four, two of them in the LPM trie). It is true for as long as that
+ * generation is the sandbox's, because the entries of a generation never
+ * change once written (an update writes a new generation). Another run on
+ * the same CPU may preempt or interrupt a run between its reads and writes:
+ * a writer claims the memo by making sequence odd (compare-and-swap), and a
+ * reader trusts it only when sequence is even and unchanged across its reads.
+ */
+struct bfbpf_verdict_memo {
+	__u32 sequence;
+	__u32 generation; /* 0: empty (no policy has generation 0) */
+	__u32 addr[4];	  /* as struct destination: network order, IPv4 mapped */
+	__u32 port;	  /* host order */
+	__u32 reserved;
+};
+
+/*
  * Per sandbox, per CPU, in cgroup storage (keyed by the attached cgroup id):
  * made by the kernel when the programs are attached, gone when they are
  * detached; the daemon only reads it.
@@ -121,6 +139,7 @@ struct bfbpf_stats {
 	__u64 events_lost;    /* the ring buffer was full */
 	__u64 tokens;	      /* the rate limiter's bucket (this CPU's share) */
 	__u64 tokens_at_ns;
+	struct bfbpf_verdict_memo memo; /* the programs' own, not a counter */
 };
 
 /* One denial, through the ring buffer. */

@@ -4,6 +4,7 @@
 
 usage: probe.py MODE ADDR [PORT] [--timeout S]
        probe.py hold ADDR PORT CTRL_DIR [--timeout S]
+       probe.py stream ADDR PORT CTRL_DIR [--timeout S]
        probe.py --batch "WANT MODE ADDR [PORT]"... [--timeout S]
 
 MODE:
@@ -18,6 +19,10 @@ MODE:
   ping6        AF_INET6 ping socket: same
   hold         TCP: connect and echo once, create CTRL_DIR/ready, wait for
                CTRL_DIR/go, then echo once more (the verdict is that second echo)
+  stream       UDP: a connected socket sends a datagram every 2 ms; after the
+               first echo it creates CTRL_DIR/ready, and goes on sending until
+               CTRL_DIR/go; the verdict is that of 50 datagrams sent after it
+               (an echo of one of them: ok)
 
 --batch runs several probes in one process (a Python start is dear under
 emulation) and checks each verdict against WANT: ok (status 0), denied (status
@@ -195,6 +200,41 @@ def probe_hold(addr, port, ctrl, timeout):
     return EXIT_OK, "second echo on the established flow"
 
 
+def probe_stream(addr, port, ctrl, timeout):
+    s = socket.socket(family_of(addr), socket.SOCK_DGRAM)
+    s.settimeout(0.002)
+    s.connect(sockaddr(addr, port))
+    ready = os.path.join(ctrl, "ready")
+    go = os.path.join(ctrl, "go")
+    limit = time.monotonic() + 120
+    while not os.path.exists(go):
+        if time.monotonic() > limit:
+            return EXIT_ERROR, "never told to go on"
+        s.send(b"before " + token())
+        try:
+            s.recv(65536)
+            if not os.path.exists(ready):
+                open(ready, "w").close()
+                print("probe stream: first echo ok", flush=True)
+        except socket.timeout:
+            pass
+    # Only an echo of a datagram sent after go counts: earlier ones may still be on the way.
+    after = set()
+    for _ in range(50):
+        msg = b"after " + token()
+        after.add(msg)
+        s.send(msg)
+        try:
+            if s.recv(65536) in after:
+                return EXIT_OK, "a datagram sent after go came back"
+        except socket.timeout:
+            pass
+    s.settimeout(timeout)
+    while True:
+        if s.recv(65536) in after:
+            return EXIT_OK, "a datagram sent after go came back"
+
+
 def run_batch(specs, timeout):
     failed = 0
     for spec in specs:
@@ -266,6 +306,8 @@ def single(args, timeout):
             code, detail = probe_packet()
         elif mode == "hold":
             code, detail = probe_hold(addr, port, args[3], timeout)
+        elif mode == "stream":
+            code, detail = probe_stream(addr, port, args[3], timeout)
         else:
             print(f"probe: unknown mode {mode}", file=sys.stderr)
             sys.exit(EXIT_ERROR)

@@ -3,7 +3,7 @@
 # Cases: the life of a sandbox — descendants, several sandboxes, update,
 # detach, status, verify, and a daemon that dies.
 
-ALL_TESTS+=(nested_cgroup two_sandboxes update_cuts_established_flow detach status
+ALL_TESTS+=(nested_cgroup two_sandboxes update_cuts_established_flow update_cuts_udp_stream detach status
 	verify_locked daemon_kill9_readopt cgroup_removed_while_down attach_fails_cleanly)
 
 test_nested_cgroup() {
@@ -51,11 +51,12 @@ test_two_sandboxes() {
 		"denied tcp $SRV4 7000"
 }
 
-# hold CG ADDR PORT DIR: a background TCP flow from the sandbox (probe.py hold).
+# hold_start CG ADDR PORT DIR [MODE]: a background flow from the sandbox
+# (probe.py hold: TCP; probe.py stream: UDP).
 hold_start() {
-	local cg=$1 addr=$2 port=$3 dir=$4
+	local cg=$1 addr=$2 port=$3 dir=$4 mode=${5:-hold}
 	mkdir -p "$dir"
-	sbx "$cg" "$PYTHON" "$PROBE" hold "$addr" "$port" "$dir" >"$dir/out" 2>&1 &
+	sbx "$cg" "$PYTHON" "$PROBE" "$mode" "$addr" "$port" "$dir" >"$dir/out" 2>&1 &
 	echo $! >"$dir/pid"
 }
 
@@ -86,6 +87,26 @@ test_update_cuts_established_flow() {
 	expect "$CG" \
 		"denied tcp $SRV4 7000" \
 		"ok tcp $SRV4B 7000"
+}
+
+# A stream's packets after its first are allowed by the CPU's verdict memo,
+# without a map lookup: the update's new generation must end that too, while
+# the packets keep coming.
+test_update_cuts_udp_stream() {
+	world_up
+	daemon_up
+	attach "$CG" --mode allowlist --allow $SRV4 --allow $SRV4B
+	local f1=$CASEDIR/stream-cut f2=$CASEDIR/stream-kept
+	hold_start "$CG" $SRV4 9999 "$f1" stream
+	hold_start "$CG" $SRV4B 9999 "$f2" stream
+	wait_for_file "$f1/ready" 30 || { cat "$f1/out"; fail "stream to $SRV4 not echoed"; }
+	wait_for_file "$f2/ready" 30 || { cat "$f2/out"; fail "stream to $SRV4B not echoed"; }
+	log "both streams flowing; relock to $SRV4B only"
+	update "$CG" --mode allowlist --allow $SRV4B
+	touch "$f1/go" "$f2/go"
+	hold_finish "$f1"
+	[ $? -eq 1 ] || fail "the stream to $SRV4 was not denied after the update"
+	hold_finish "$f2" || fail "the stream to $SRV4B (still allowed) broke"
 }
 
 test_detach() {
