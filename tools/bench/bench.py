@@ -461,6 +461,19 @@ def spread(values, digits=0, scale=1.0):
     return "{}–{}".format(fmt(min(values) * scale, digits), fmt(max(values) * scale, digits))
 
 
+FLOOR_LABEL = "(f) floor: a cgroup_skb program that allows all"
+
+
+def floor_ratios(w, rounds, variants, prefix):
+    """bfbpf against the floor (f), round by round: its own share of the cost."""
+    for v in variants:
+        pr = paired_ratios(rounds, "f", v)
+        if pr:
+            w("\nPaired per-round ratio {}{}/f (bfbpf's own cost, beyond the kernel's for any "
+              "cgroup_skb program): median {:.3f}, min–max {:.3f}–{:.3f}.".format(
+                  prefix, v, med(pr), min(pr), max(pr)))
+
+
 def paired_ratios(rounds, base, variant):
     """Per-round ratio variant/base: the rounds are interleaved, so a round
     pairs measurements taken seconds apart."""
@@ -516,6 +529,7 @@ def render(args):
     conn = [r for r in rows if r.get("bench") == "connect"]
     labels = {
         "a": "(a) no filter",
+        "f": FLOOR_LABEL,
         "b10": "(b) bfbpf, 10 entries (server: exact address, hash map)",
         "b10k": "(b) bfbpf, 10,000 entries (server: exact address, hash map)",
         "b10kw": "(b) bfbpf, 10,000 entries (server: CIDR with a port, 4 lookups)",
@@ -529,7 +543,7 @@ def render(args):
     for r in conn:
         by_round.setdefault(r["round"], {})[r["variant"]] = r["rate"]
     base = med([r["rate"] for r in conn if r["variant"] == "a"])
-    for v in ("a", "b10", "b10k", "b10kw", "c10", "c10k"):
+    for v in ("a", "f", "b10", "b10k", "b10kw", "c10", "c10k"):
         vals = [r["rate"] for r in conn if r["variant"] == v]
         if not vals:
             continue
@@ -547,20 +561,20 @@ def render(args):
 
     # ---- bulk
     bulk = [r for r in rows if r.get("bench") == "bulk"]
-    blabels = {"a": "(a) no filter", "b10": "(b) bfbpf, 10 entries",
+    blabels = {"a": "(a) no filter", "f": FLOOR_LABEL, "b10": "(b) bfbpf, 10 entries",
                "b10k": "(b) bfbpf, 10,000 entries",
                "b10kw": "(b) bfbpf, 10,000 entries, CIDR + port (4 lookups/packet)"}
     for proto in ("tcp", "udp"):
         rs = [r for r in bulk if r["proto"] == proto]
         base = med([r["bps"] for r in rs if r["variant"] == "a"])
-        for v in ("a", "b10", "b10k", "b10kw"):
+        for v in ("a", "f", "b10", "b10k", "b10kw"):
             vals = [r["bps"] for r in rs if r["variant"] == v]
             if not vals:
                 continue
             m = med(vals)
             ratio = m / base if base else None
             goal = ""
-            if v != "a" and ratio is not None:
+            if v.startswith("b") and ratio is not None:
                 ok = ratio >= 0.99
                 goal = "≥ 0.99: " + goal_text(ok)
                 goals.append(("iperf3 {} {}".format(proto.upper(), blabels[v]), "≥ 0.99",
@@ -842,7 +856,7 @@ def render(args):
     # ---- per-round detail (connect)
     if by_round:
         w("## Connect rate, round by round\n")
-        vs = [v for v in ("a", "b10", "b10k", "b10kw", "c10", "c10k")
+        vs = [v for v in ("a", "f", "b10", "b10k", "b10kw", "c10", "c10k")
               if any(v in r for r in by_round.values())]
         w("| Round | " + " | ".join(vs) + " |")
         w("| --- |" + " --- |" * len(vs))
@@ -853,6 +867,7 @@ def render(args):
             if pr:
                 w("\nPaired per-round ratio {}/a: median {:.3f}, min–max {:.3f}–{:.3f}.".format(
                     v, med(pr), min(pr), max(pr)), )
+        floor_ratios(w, by_round, [v for v in vs if v.startswith("b")], "")
         w("")
 
     # ---- per-round detail (bulk)
@@ -862,7 +877,8 @@ def render(args):
     if bulk_rounds:
         w("## iperf3, round by round\n")
         w("Gbit/s; each round starts at the next variant.\n")
-        vs = ("a", "b10", "b10k", "b10kw")
+        vs = [v for v in ("a", "f", "b10", "b10k", "b10kw")
+              if any(v in r for p in bulk_rounds.values() for r in p.values())]
         protos = [p for p in ("tcp", "udp") if p in bulk_rounds]
         w("| Round | " + " | ".join("{} {}".format(p.upper(), v) for p in protos for v in vs) + " |")
         w("| --- |" + " --- |" * (len(vs) * len(protos)))
@@ -876,6 +892,7 @@ def render(args):
                 if pr:
                     w("\nPaired per-round ratio {} {}/a: median {:.3f}, min–max {:.3f}–{:.3f}."
                       .format(p.upper(), v, med(pr), min(pr), max(pr)))
+            floor_ratios(w, bulk_rounds[p], [v for v in vs if v.startswith("b")], p.upper() + " ")
         w("")
 
     if ev_rounds:

@@ -11,10 +11,13 @@
 #               sbx eth0 198.18.0.1 fd00::1  <-> srv eth0 198.18.0.2 .3 fd00::2 ::3
 #               sbx eth1 198.18.1.1          <-> prx eth0 198.18.1.2 (tinyproxy :8888)
 #               prx eth1 198.18.2.1          <-> srv eth1 198.18.2.2
-#   cgroups     <cgroup2>/bfbpf-bench-PID/{plain,b10,b10k,b10kw,upd,scale/sN}
+#   cgroups     <cgroup2>/bfbpf-bench-PID/{plain,floor,b10,b10k,b10kw,upd,scale/sN}
 #   daemons     a copy of build/bfbpf (taken at the start), its socket in a temporary
 #               directory, its pins in /sys/fs/bpf/bfbpf-bench-PID; the benchmarks 5-7
 #               start more daemons, pins in /sys/fs/bpf/bfbpf-bench-PID-NAME
+#   floor       tools/bench/floor.bpf.c, an egress program that allows everything, on the
+#               cgroup floor (pinned in /sys/fs/bpf/bfbpf-bench-PID-floor): the kernel's
+#               own cost of any cgroup_skb filter
 #   dnsmasq     two: on 127.0.0.1:P of the host (the daemons' --dns-server) and on
 #               198.18.0.2:53 in srv (the sandbox's direct path), the same generated names
 # All traffic stays inside these namespaces. Every loop is bounded in time and count.
@@ -22,8 +25,8 @@
 # Benchmarks (each comparison interleaved: round 1 of every variant, then round 2 ...;
 # rounds 1, 2, 3 ... start at variants 1, 2, 3 ... so that no variant always goes first):
 #   1 connect   TCP connect + close per second (bfbench connect), variants
-#               a (no filter), b10, b10k, b10kw (bfbpf), c10 (tinyproxy CONNECT)
-#   2 bulk      iperf3 TCP and UDP, a / b10 / b10k / b10kw; HTTP download (curl) direct,
+#               a (no filter), f (the floor), b10, b10k, b10kw (bfbpf), c10 (tinyproxy CONNECT)
+#   2 bulk      iperf3 TCP and UDP, a / f / b10 / b10k / b10kw; HTTP download (curl) direct,
 #               through bfbpf and through tinyproxy
 #   3 update    round trip of an update between two N-entry policies (N = 100 ... 100,000),
 #               idle and under a connect loop that counts wrong verdicts
@@ -153,7 +156,7 @@ trap 'exit 130' INT TERM
 
 [ "$(id -u)" -eq 0 ] || die "run me as root (network namespaces, cgroups, BPF)"
 [ -x "$BFBPF_BUILT" ] || die "$BFBPF_BUILT is missing: run make first"
-for tool in ip nsenter iperf3 tinyproxy curl bpftool gcc dnsmasq "$PY"; do
+for tool in ip nsenter iperf3 tinyproxy curl bpftool gcc clang dnsmasq "$PY"; do
 	command -v "$tool" >/dev/null || die "$tool is missing: run make deps"
 done
 
@@ -171,7 +174,7 @@ CG2=$(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2
 [ -n "$CG2" ] || die "no cgroup2 mount in /proc/self/mountinfo"
 CGB=$CG2/bfbpf-bench-$ID
 mkdir "$CGB" || die "cannot create $CGB"
-for cg in plain b10 b10k b10kw upd scale names dns dns-small ev-on ev-off; do mkdir "$CGB/$cg" || die "cannot create $CGB/$cg"; done
+for cg in plain floor b10 b10k b10kw upd scale names dns dns-small ev-on ev-off; do mkdir "$CGB/$cg" || die "cannot create $CGB/$cg"; done
 
 [ -d /sys/module/veth ] || modprobe veth 2>/dev/null
 mkdir -p /run/netns
@@ -331,6 +334,13 @@ for v in b10 b10k b10kw; do
 	"$BFBPF" verify --cgroup "$CGB/$v" >/dev/null || die "verify of $v failed: not locked down"
 done
 
+# the floor: any per-packet cgroup filter costs at least what this one does
+clang -O2 -g -target bpf -Wall -Werror -I"/usr/include/$(gcc -print-multiarch)" \
+	-c "$ROOT/tools/bench/floor.bpf.c" -o "$TMP/floor.bpf.o" || die "cannot build the floor program"
+mkdir "$BPFFS-floor" && bpftool prog load "$TMP/floor.bpf.o" "$BPFFS-floor/prog" type cgroup/skb &&
+	bpftool cgroup attach "$CGB/floor" egress pinned "$BPFFS-floor/prog" ||
+	die "cannot attach the floor program to $CGB/floor"
+
 # tinyproxy, configured with the same allowlist, tuned (no logging, many clients)
 cat >"$TMP/tinyproxy.conf" <<EOF
 User root
@@ -381,7 +391,7 @@ say "world ready: namespaces $NS_SBX $NS_SRV $NS_PRX, cgroups under $CGB, daemon
 
 # ---------------------------------------------------------------- 1. connect rate
 
-cg_of() { case $1 in a | c*) echo "$CGB/plain" ;; *) echo "$CGB/$1" ;; esac; }
+cg_of() { case $1 in a | c*) echo "$CGB/plain" ;; f) echo "$CGB/floor" ;; *) echo "$CGB/$1" ;; esac; }
 
 # rotated ROUND V...: the variants, starting at a different one each round. A
 # fixed order favours whichever runs first in a round (measured: ~5% on the
@@ -402,7 +412,7 @@ bench_connect() {
 		return 1
 	fi
 	for round in $(seq "$CONNECT_ROUNDS"); do
-		for v in $(rotated "$round" a b10 b10k b10kw c10); do
+		for v in $(rotated "$round" a f b10 b10k b10kw c10); do
 			proxy=()
 			[ "${v:0:1}" = c ] && proxy=(--proxy 198.18.1.2:8888)
 			local target=198.18.0.2:9000
@@ -425,7 +435,7 @@ bench_bulk() {
 	local round v proto out flags bps loss
 	for round in $(seq "$BULK_ROUNDS"); do
 		for proto in tcp udp; do
-			for v in $(rotated "$round" a b10 b10k b10kw); do
+			for v in $(rotated "$round" a f b10 b10k b10kw); do
 				flags=()
 				[ $proto = udp ] && flags=(--udp --bitrate 0 --length 1400)
 				out=$(in_sandbox "$(cg_of $v)" "${IPERF_CLIENT_CPU[@]}" iperf3 --client 198.18.0.2 --port 5201 \
