@@ -24,9 +24,12 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-de
 	curl python3 libc-bin util-linux iperf3 tinyproxy qemu-system-x86 busybox-static cpio \
 	libclang-rt-14-dev kmod
 
-USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+# user/ is one folder per layer (docs/design.md, "Layers"); every source is found by folder.
+USER_LAYERS := cli daemon sandbox dns loader lib
+USER_SRCS := $(foreach d,$(USER_LAYERS),$(wildcard user/$(d)/*.c))
+USER_HDRS := $(foreach d,$(USER_LAYERS),$(wildcard user/$(d)/*.h))
 USER_OBJS := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_SRCS := $(wildcard tests/unit/*/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_OBJS := $(patsubst user/%.c,$(BUILD)/san/user/%.o,$(USER_SRCS))
@@ -58,10 +61,13 @@ $(BUILD)/bfbpf.bpf.o: bpf/bfbpf.bpf.c include/bfbpf.h | $(BUILD)
 $(BUILD)/bfbpf.skel.h: $(BUILD)/bfbpf.bpf.o
 	$(BPFTOOL) gen skeleton $< name bfbpf_bpf > $@
 
-$(BUILD)/user/%.o: user/%.c $(wildcard user/*.h) include/bfbpf.h $(BUILD)/bfbpf.skel.h
+$(BUILD)/user/%.o: user/%.c $(USER_HDRS) include/bfbpf.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+# Only the loader sees the BPF skeleton.
+$(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/loader/*.c)): $(BUILD)/bfbpf.skel.h
 
 $(BUILD)/libbfbpf.a: $(USER_OBJS)
 	$(AR) rcs $@ $^
@@ -94,10 +100,12 @@ test: deps
 	$(MAKE) integration
 
 # The unit tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
-$(BUILD)/san/user/%.o: user/%.c $(wildcard user/*.h) include/bfbpf.h $(BUILD)/bfbpf.skel.h
+$(BUILD)/san/user/%.o: user/%.c $(USER_HDRS) include/bfbpf.h
 	@mkdir -p $(dir $@)
 	@echo "  CC-SAN  $<"
 	$(Q)$(CLANG) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(patsubst user/%.c,$(BUILD)/san/user/%.o,$(wildcard user/loader/*.c)): $(BUILD)/bfbpf.skel.h
 
 $(BUILD)/san/tests/%: tests/unit/%.c $(SAN_OBJS)
 	@mkdir -p $(dir $@)

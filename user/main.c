@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "cli.h"
+#include "cli/cli.h"
 
 int main(int argc, char **argv)
 {

@@ -13,8 +13,8 @@
 
 #include <ares.h>
 
-#include "dns.h"
-#include "policy.h"
+#include "dns/dns.h"
+#include "lib/policy.h"
 
 #define FUZZ_N_ADDRS 4
 

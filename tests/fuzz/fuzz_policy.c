@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "lib/policy.h"
 
 #define FUZZ_ERR_SIZE 256
 

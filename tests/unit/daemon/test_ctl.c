@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Control socket requests: every malformed kind gets its error code, nothing leaks. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "daemon/ctl.h"
+
+static void expect_refused(const char *line, const char *code, const char *in_message)
+{
+	struct sandbox_error error = {0};
+	struct ctl_request request;
+
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), -EINVAL);
+	assert_non_null(error.code);
+	assert_string_equal(error.code, code);
+	if (in_message && !strstr(error.message, in_message))
+		fail_msg("message \"%s\" lacks \"%s\"", error.message, in_message);
+	assert_null(request.root);
+}
+
+static void test_valid_requests(void **state)
+{
+	struct sandbox_error error = {0};
+	struct ctl_request request;
+	const char *line;
+	const char *attach = "{\"op\":\"attach\",\"cgroup\":\"/sys/fs/cgroup/x\","
+			     "\"policy\":{\"network_mode\":\"allowlist\","
+			     "\"allowed_hosts\":[\"198.18.0.1\"]}}";
+
+	(void)state;
+	assert_int_equal(ctl_request_parse(attach, strlen(attach), &request, &error), 0);
+	assert_int_equal(request.op, CTL_OP_ATTACH);
+	assert_string_equal(request.cgroup, "/sys/fs/cgroup/x");
+	assert_true(request.has_policy);
+	assert_int_equal(request.policy.mode, POLICY_MODE_ALLOWLIST);
+	ctl_request_free(&request);
+
+	assert_int_equal(ctl_request_parse("{\"op\":\"status\"}", 15, &request, &error), 0);
+	assert_int_equal(request.op, CTL_OP_STATUS);
+	assert_null(request.cgroup);
+	ctl_request_free(&request);
+
+	assert_int_equal(
+		ctl_request_parse("{\"op\":\"verify\",\"cgroup\":\"sb\"}", 29, &request, &error),
+		0);
+	assert_int_equal(request.op, CTL_OP_VERIFY);
+	assert_false(request.has_policy);
+	assert_int_equal(request.max_age, -1);
+	ctl_request_free(&request);
+
+	line = "{\"op\":\"verify\",\"cgroup\":\"sb\",\"max_age\":30}";
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_int_equal(request.max_age, 30);
+	ctl_request_free(&request);
+
+	line = "{\"op\":\"attach\",\"cgroup\":\"sb\",\"netns\":\"/proc/1/ns/net\","
+	       "\"policy\":{\"network_mode\":\"no-network\"}}";
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_string_equal(request.netns, "/proc/1/ns/net");
+	ctl_request_free(&request);
+}
+
+static void test_bad_json(void **state)
+{
+	(void)state;
+	expect_refused("", "bad_json", NULL);
+	expect_refused("{", "bad_json", NULL);
+	expect_refused("{\"op\":\"status\"} trailing", "bad_json", NULL);
+	expect_refused("{\"op\":\"status\",\"op\":\"attach\"}", "bad_json", NULL);
+}
+
+static void test_bad_shapes(void **state)
+{
+	(void)state;
+	expect_refused("[]", "bad_request", "JSON object");
+	expect_refused("42", "bad_json", NULL); /* jansson takes only arrays and objects */
+	expect_refused("{}", "bad_request", "op");
+	expect_refused("{\"op\":7}", "bad_request", "op");
+	expect_refused("{\"op\":\"explode\"}", "unknown_op", NULL);
+	expect_refused("{\"op\":\"detach\"}", "bad_request", "cgroup");
+	expect_refused("{\"op\":\"detach\",\"cgroup\":\"\"}", "bad_request", "cgroup");
+	expect_refused("{\"op\":\"detach\",\"cgroup\":5}", "bad_request", "cgroup");
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"x\"}", "bad_request", "policy");
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"x\",\"policy\":[]}", "bad_request",
+		       "policy");
+	expect_refused("{\"op\":\"detach\",\"cgroup\":\"x\",\"policy\":{}}", "bad_request",
+		       "policy");
+	expect_refused("{\"op\":\"status\",\"verbose\":true}", "bad_request", "verbose");
+	expect_refused("{\"op\":\"verify\",\"cgroup\":\"x\",\"max_age\":-1}", "bad_request",
+		       "max_age");
+	expect_refused("{\"op\":\"verify\",\"cgroup\":\"x\",\"max_age\":\"5\"}", "bad_request",
+		       "max_age");
+	expect_refused("{\"op\":\"detach\",\"cgroup\":\"x\",\"max_age\":5}", "bad_request",
+		       "max_age");
+	expect_refused("{\"op\":\"update\",\"cgroup\":\"x\",\"netns\":\"/n\",\"policy\":{}}",
+		       "bad_request", "netns");
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"x\",\"netns\":3,\"policy\":{}}",
+		       "bad_request", "netns");
+}
+
+static void test_invalid_policy(void **state)
+{
+	(void)state;
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"x\",\"policy\":{\"network_mode\":"
+		       "\"allowlist\",\"allowed_hosts\":[\"a.*.com\"]}}",
+		       "invalid_policy", "a.*.com");
+	expect_refused("{\"op\":\"update\",\"cgroup\":\"x\",\"policy\":{\"network_mode\":"
+		       "\"allowlist\",\"allowed_hostz\":[]}}",
+		       "invalid_policy", "allowed_hostz");
+}
+
+static void test_too_large(void **state)
+{
+	size_t length = CTL_MAX_REQUEST_BYTES + 1;
+	char *line = malloc(length + 1);
+
+	(void)state;
+	assert_non_null(line);
+	memset(line, ' ', length);
+	line[length] = '\0';
+	expect_refused(line, "too_large", NULL);
+	free(line);
+}
+
+static void test_reply_error_shape(void **state)
+{
+	json_t *reply = ctl_reply_error("not_attached", "cgroup x is not attached");
+
+	(void)state;
+	assert_true(json_is_false(json_object_get(reply, "ok")));
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(reply, "error"), "code")),
+		"not_attached");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(reply, "error"), "message")),
+		"cgroup x is not attached");
+	json_decref(reply);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_valid_requests), cmocka_unit_test(test_bad_json),
+		cmocka_unit_test(test_bad_shapes),     cmocka_unit_test(test_invalid_policy),
+		cmocka_unit_test(test_too_large),      cmocka_unit_test(test_reply_error_shape),
+	};
+
+	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);
+}

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* bfbpf check: preflight of everything bfbpf needs from the kernel and the host. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
+#include <linux/magic.h>
+#include <bpf/libbpf.h>
+
+#include "lib/cgroup.h"
+#include "cli.h"
+#include "loader/loader.h"
+#include "lib/log.h"
+
+#define CHECK_CAP_NET_ADMIN 12
+#define CHECK_CAP_SYS_ADMIN 21
+#define CHECK_CAP_BPF 39
+
+struct check_report {
+	json_t *items;
+	bool all_ok;
+	bool json;
+};
+
+static void check_item(struct check_report *report, const char *name, bool ok, const char *detail,
+		       const char *fix)
+{
+	json_t *item = json_pack("{s:s, s:b, s:s}", "name", name, "ok", ok, "detail", detail);
+
+	if (!ok && fix)
+		json_object_set_new(item, "fix", json_string(fix));
+	json_array_append_new(report->items, item);
+	if (!ok)
+		report->all_ok = false;
+	if (!report->json)
+		printf("%-4s %-22s %s%s%s\n", ok ? "ok" : "FAIL", name, detail,
+		       !ok && fix ? " — fix: " : "", !ok && fix ? fix : "");
+}
+
+static unsigned long long check_effective_capabilities(void)
+{
+	FILE *status = fopen("/proc/self/status", "re");
+	unsigned long long caps = 0;
+	char line[256];
+
+	if (!status)
+		return 0;
+	while (fgets(line, sizeof(line), status))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	fclose(status);
+	return caps;
+}
+
+static void check_privileges(struct check_report *report)
+{
+	unsigned long long caps = check_effective_capabilities();
+	bool ok = (caps & (1ULL << CHECK_CAP_SYS_ADMIN)) &&
+		  (caps & (1ULL << CHECK_CAP_NET_ADMIN)) &&
+		  ((caps & (1ULL << CHECK_CAP_BPF)) || geteuid() == 0);
+	char detail[128];
+
+	snprintf(detail, sizeof(detail), "uid %d, effective capabilities %#llx", (int)geteuid(),
+		 caps);
+	check_item(report, "privileges", ok, detail,
+		   "run as root (CAP_BPF, CAP_SYS_ADMIN and CAP_NET_ADMIN are needed)");
+}
+
+static void check_bpffs(struct check_report *report)
+{
+	struct statfs fs;
+	bool mounted = !statfs("/sys/fs/bpf", &fs) && fs.f_type == BPF_FS_MAGIC;
+
+	check_item(report, "bpffs", true,
+		   mounted ? "mounted at /sys/fs/bpf"
+			   : "not mounted at /sys/fs/bpf; bfbpf mounts it when it starts",
+		   NULL);
+}
+
+/* Load every program and attach each to a scratch cgroup, then undo it all. */
+static void check_hooks(struct check_report *report, const char *mount)
+{
+	char cgroup[PATH_MAX], detail[256];
+	struct loader *loader = NULL;
+	int link_fds[LOADER_HOOK_COUNT];
+	int err;
+
+	err = loader_open(NULL, &loader);
+	if (err) {
+		snprintf(detail, sizeof(detail), "the kernel refused the programs: %s",
+			 strerror(-err));
+		check_item(report, "bpf programs", false, detail,
+			   "a kernel >= 6.1 with CONFIG_CGROUP_BPF and BTF is needed");
+		return;
+	}
+	snprintf(cgroup, sizeof(cgroup), "%s/bfbpf-check-%d", mount, (int)getpid());
+	if (mkdir(cgroup, 0755)) {
+		snprintf(detail, sizeof(detail), "cannot create %s: %s", cgroup, strerror(errno));
+		check_item(report, "cgroup attach", false, detail, "run as root");
+		goto cleanup;
+	}
+	err = loader_links_attach(loader, 0, cgroup, link_fds);
+	for (int hook = 0; hook < LOADER_HOOK_COUNT; hook++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "hook %s", loader_hook_name(hook));
+		if (!loader_hook_available(loader, hook)) {
+			check_item(report, name, true,
+				   "not supported here (no BPF LSM): packet sockets are kept out "
+				   "only by the sandbox lacking CAP_NET_RAW (docs/threat-model.md)",
+				   NULL);
+			continue;
+		}
+		snprintf(detail, sizeof(detail), "%s", err ? strerror(-err) : "loads and attaches");
+		check_item(report, name, !err, detail,
+			   "a kernel >= 6.1 with CONFIG_CGROUP_BPF is needed");
+	}
+	if (!err)
+		loader_links_detach(loader, 0, link_fds);
+	rmdir(cgroup);
+cleanup:
+	loader_close(loader);
+}
+
+int cli_check(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"json", no_argument, NULL, CLI_OPTION_JSON},
+		{"help", no_argument, NULL, CLI_OPTION_HELP},
+		{0},
+	};
+	struct check_report report = {.items = json_array(), .all_ok = true};
+	char mount[PATH_MAX], detail[PATH_MAX + 64];
+	struct utsname system;
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (opt == CLI_OPTION_JSON) {
+			report.json = true;
+		} else if (opt == CLI_OPTION_HELP) {
+			printf("usage: bfbpf check [--json]\n");
+			json_decref(report.items);
+			return CLI_EXIT_OK;
+		} else {
+			cli_error("check: unknown option %s (see 'bfbpf --help')",
+				  argv[optind - 1]);
+			json_decref(report.items);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	log_set_level(LOG_LEVEL_ERROR);
+	uname(&system);
+	snprintf(detail, sizeof(detail), "%s %s", system.sysname, system.release);
+	check_item(&report, "kernel", true, detail, NULL);
+	check_privileges(&report);
+	snprintf(detail, sizeof(detail), "%s",
+		 libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, NULL) == 1
+			 ? "cgroup socket-address programs supported"
+			 : "the bpf() syscall refused a cgroup program");
+	check_item(&report, "bpf syscall",
+		   libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, NULL) == 1, detail,
+		   "enable CONFIG_BPF_SYSCALL and CONFIG_CGROUP_BPF; run as root");
+	if (cgroup_mount_find(mount, sizeof(mount))) {
+		check_item(&report, "cgroup2", false, "no cgroup2 mount in /proc/self/mountinfo",
+			   "mount -t cgroup2 none /sys/fs/cgroup");
+	} else {
+		snprintf(detail, sizeof(detail), "mounted at %s", mount);
+		check_item(&report, "cgroup2", true, detail, NULL);
+	}
+	check_bpffs(&report);
+	if (report.all_ok)
+		check_hooks(&report, mount);
+	if (report.json) {
+		json_t *out = json_pack("{s:b, s:o}", "ok", report.all_ok, "checks", report.items);
+		char *text = json_dumps(out, JSON_COMPACT);
+
+		printf("%s\n", text ? text : "{}");
+		free(text);
+		json_decref(out);
+	} else {
+		json_decref(report.items);
+		printf("%s\n", report.all_ok ? "bfbpf can run here" : "bfbpf cannot run here yet");
+	}
+	return report.all_ok ? CLI_EXIT_OK : CLI_EXIT_FAILED;
+}

@@ -1,0 +1,626 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <arpa/inet.h>
+#include <linux/magic.h>
+
+#include "lib/background.h"
+#include "ctl.h"
+#include "sandbox/events.h"
+#include "metrics_http.h"
+#include "daemon.h"
+#include "loader/loader.h"
+#include "lib/log.h"
+#include "dns/resolver.h"
+#include "dns/responder.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/verify.h"
+
+#define DAEMON_MAX_CLIENTS 256
+#define DAEMON_MMAP_THRESHOLD (128 << 10) /* glibc's initial value, kept */
+
+struct daemon_client {
+	int fd;
+	char *buffer;
+	size_t length, capacity;
+	time_t last_activity;
+	struct ctl_pending pending; /* a reply waiting for names; lines after it wait too */
+	bool following;		    /* log --follow: events stream out; input is ignored */
+};
+
+struct daemon {
+	const struct daemon_options *options;
+	struct sandbox_registry registry;
+	struct resolver *resolver;
+	struct responder_context dns;
+	struct events *events;
+	int metrics_fd; /* --metrics-listen, or -1 */
+	int epoll_fd, listen_fd, signal_fd, timer_fd;
+	struct daemon_client clients[DAEMON_MAX_CLIENTS];
+};
+
+int daemon_bpffs_ensure(const char *dir)
+{
+	char probe[PATH_MAX];
+	struct statfs fs;
+
+	snprintf(probe, sizeof(probe), "%s", dir);
+	/* The nearest existing ancestor tells which filesystem the pins will land on. */
+	while (statfs(probe, &fs)) {
+		char *slash = strrchr(probe, '/');
+
+		if (errno != ENOENT || !slash || slash == probe)
+			return -errno;
+		*slash = '\0';
+	}
+	if (fs.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (strncmp(dir, "/sys/fs/bpf/", 12) || strcmp(probe, "/sys/fs/bpf")) {
+		log_error("%s is not on a bpffs; mount one (mount -t bpf bpf /sys/fs/bpf) or pass "
+			  "--bpffs under a bpffs",
+			  dir);
+		return -ENOTSUP;
+	}
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		log_error("mounting bpffs at /sys/fs/bpf: %s", strerror(errno));
+		return -errno;
+	}
+	log_info("mounted bpffs at /sys/fs/bpf");
+	return 0;
+}
+
+static int daemon_mkdir_parents(const char *path, mode_t mode)
+{
+	char buffer[PATH_MAX];
+
+	snprintf(buffer, sizeof(buffer), "%s", path);
+	for (char *slash = buffer + 1; *slash; slash++) {
+		if (*slash != '/')
+			continue;
+		*slash = '\0';
+		if (mkdir(buffer, mode) && errno != EEXIST)
+			return -errno;
+		*slash = '/';
+	}
+	return 0;
+}
+
+static int daemon_listen(const char *path)
+{
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	mode_t old_mask;
+	int fd, err;
+
+	if (strlen(path) >= sizeof(address.sun_path)) {
+		log_error("socket path %s is too long", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(address.sun_path, path);
+	err = daemon_mkdir_parents(path, 0755);
+	if (err)
+		return err;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* A socket file that nobody answers on is a leftover of a crash. */
+	if (!connect(fd, (struct sockaddr *)&address, sizeof(address))) {
+		log_error("another daemon is serving %s", path);
+		close(fd);
+		return -EADDRINUSE;
+	}
+	unlink(path);
+	/* Created 0600 from the start: no window in which others may connect. */
+	old_mask = umask(0177);
+	err = bind(fd, (struct sockaddr *)&address, sizeof(address));
+	umask(old_mask);
+	if (err || listen(fd, 64)) {
+		err = -errno;
+		log_error("listening on %s: %s", path, strerror(-err));
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int daemon_epoll_add(struct daemon *daemon, int fd)
+{
+	struct epoll_event event = {.events = EPOLLIN, .data.fd = fd};
+
+	return epoll_ctl(daemon->epoll_fd, EPOLL_CTL_ADD, fd, &event) ? -errno : 0;
+}
+
+static void daemon_client_close(struct daemon *daemon, struct daemon_client *client)
+{
+	events_unfollow(daemon->events, client->fd);
+	ctl_pending_clear(&client->pending);
+	epoll_ctl(daemon->epoll_fd, EPOLL_CTL_DEL, client->fd, NULL);
+	close(client->fd);
+	free(client->buffer);
+	memset(client, 0, sizeof(*client));
+	client->fd = -1;
+}
+
+static struct daemon_client *daemon_client_of(struct daemon *daemon, int fd)
+{
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
+		if (daemon->clients[i].fd == fd)
+			return &daemon->clients[i];
+	return NULL;
+}
+
+/*
+ * Replies go out at once; a peer that stops reading (no progress for a
+ * second while its receive buffer is full) loses the rest and is dropped by
+ * the caller. A large reply to a reader that keeps reading goes out whole.
+ */
+static int daemon_client_send(struct daemon_client *client, json_t *reply)
+{
+	char *text = json_dumps(reply, JSON_COMPACT);
+	size_t length, sent = 0;
+	uint64_t started_ms = ctl_monotonic_ms();
+	int waited_ms = 0;
+
+	json_decref(reply);
+	if (!text)
+		return -ENOMEM;
+	length = strlen(text);
+	text[length++] = '\n'; /* replaces the terminator; length counts it */
+	while (sent < length) {
+		ssize_t n = send(client->fd, text + sent, length - sent, MSG_NOSIGNAL);
+
+		if (n > 0) {
+			sent += (size_t)n;
+			waited_ms = 0;
+			continue;
+		}
+		/* And a trickling reader gets 5 s in all: the daemon has others to serve. */
+		if (n < 0 && errno == EAGAIN && waited_ms < 1000 &&
+		    ctl_monotonic_ms() - started_ms < 5000) {
+			struct pollfd poller = {.fd = client->fd, .events = POLLOUT};
+
+			/* Counted only when the peer made no room at all. */
+			if (poll(&poller, 1, 100) == 0)
+				waited_ms += 100;
+			continue;
+		}
+		break;
+	}
+	free(text);
+	return sent == length ? 0 : -EPIPE;
+}
+
+static bool daemon_peer_allowed(const struct daemon *daemon, int fd)
+{
+	struct ucred peer;
+	socklen_t size = sizeof(peer);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size))
+		return false;
+	if (peer.uid == 0)
+		return true;
+	if (daemon->options->socket_group != (gid_t)-1 && peer.gid == daemon->options->socket_group)
+		return true;
+	log_warn("refused a client with uid %u gid %u pid %d", peer.uid, peer.gid, peer.pid);
+	return false;
+}
+
+static void daemon_accept(struct daemon *daemon)
+{
+	struct daemon_client *slot;
+	int fd = accept4(daemon->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	slot = daemon_client_of(daemon, -1);
+	if (!slot || !daemon_peer_allowed(daemon, fd)) {
+		struct daemon_client refused = {.fd = fd};
+
+		daemon_client_send(&refused,
+				   slot ? ctl_reply_error("forbidden",
+							  "only root or the socket group may use "
+							  "bfbpf")
+					: ctl_reply_error("busy", "too many clients; retry"));
+		close(fd);
+		return;
+	}
+	slot->fd = fd;
+	slot->last_activity = time(NULL);
+	if (daemon_epoll_add(daemon, fd))
+		daemon_client_close(daemon, slot);
+}
+
+/* Serves every complete line in the client's buffer. */
+static void daemon_client_serve_lines(struct daemon *daemon, struct daemon_client *client)
+{
+	char *newline;
+
+	while (!client->pending.active && !client->following && client->buffer &&
+	       (newline = memchr(client->buffer, '\n', client->length))) {
+		size_t line_length = (size_t)(newline - client->buffer);
+		json_t *reply = ctl_handle_line(&daemon->registry, client->buffer, line_length,
+						&client->pending);
+
+		client->length -= line_length + 1;
+		memmove(client->buffer, newline + 1, client->length);
+		if (!reply && client->pending.active)
+			continue; /* waits for names: daemon_after_events sends it */
+		if (daemon_client_send(client, reply)) {
+			daemon_client_close(daemon, client);
+			return;
+		}
+		if (client->pending.follow) {
+			client->pending.follow = false;
+			if (events_follow(daemon->events, client->fd,
+					  client->pending.follow_cgroup_id)) {
+				daemon_client_send(client,
+						   ctl_reply_error("busy", "too many followers"));
+				daemon_client_close(daemon, client);
+				return;
+			}
+			client->following = true;
+		}
+	}
+}
+
+static void daemon_client_read(struct daemon *daemon, struct daemon_client *client)
+{
+	char chunk[65536];
+	ssize_t n = recv(client->fd, chunk, sizeof(chunk), 0);
+
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n <= 0) {
+		daemon_client_close(daemon, client);
+		return;
+	}
+	client->last_activity = time(NULL);
+	if (client->length + (size_t)n > CTL_MAX_REQUEST_BYTES + 1) {
+		daemon_client_send(client, ctl_reply_error("too_large", CTL_TOO_LARGE_MESSAGE));
+		daemon_client_close(daemon, client);
+		return;
+	}
+	/* Grown as lines arrive: most requests are small, a 100,000-entry policy is not. */
+	if (client->length + (size_t)n > client->capacity) {
+		size_t capacity = client->capacity ? client->capacity : 65536;
+		char *grown;
+
+		while (capacity < client->length + (size_t)n)
+			capacity *= 2;
+		grown = realloc(client->buffer, capacity);
+		if (!grown) {
+			daemon_client_close(daemon, client);
+			return;
+		}
+		client->buffer = grown;
+		client->capacity = capacity;
+	}
+	memcpy(client->buffer + client->length, chunk, (size_t)n);
+	client->length += (size_t)n;
+	daemon_client_serve_lines(daemon, client);
+}
+
+static void daemon_tick(struct daemon *daemon)
+{
+	uint64_t expirations;
+	time_t now = time(NULL);
+
+	if (read(daemon->timer_fd, &expirations, sizeof(expirations)) < 0)
+		return;
+	sandbox_registry_reap(&daemon->registry);
+	verify_registry_periodic(&daemon->registry);
+	/* The map snapshot of the checks is large and brief: give its memory back. */
+	malloc_trim(0);
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
+		struct daemon_client *client = &daemon->clients[i];
+
+		if (client->fd >= 0 && !client->following &&
+		    now - client->last_activity > daemon->options->client_timeout_seconds)
+			daemon_client_close(daemon, client);
+	}
+}
+
+/* Names answered: re-program the sandboxes they changed, then send waiting replies. */
+static void daemon_after_events(struct daemon *daemon)
+{
+	if (daemon->resolver && resolver_take_changes(daemon->resolver))
+		for (size_t i = 0; i < daemon->registry.count; i++)
+			sandbox_refresh(&daemon->registry, daemon->registry.items[i]);
+	for (size_t i = 0; i < daemon->registry.count; i++)
+		if (daemon->registry.items[i]->responder)
+			responder_poll(daemon->registry.items[i]->responder);
+	/* Replies are out: now the entries of replaced generations go. */
+	sandbox_registry_collect(&daemon->registry);
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
+		struct daemon_client *client = &daemon->clients[i];
+		json_t *reply;
+
+		if (client->fd < 0 || !client->pending.active)
+			continue;
+		reply = ctl_pending_poll(&daemon->registry, &client->pending);
+		if (!reply)
+			continue;
+		if (daemon_client_send(client, reply))
+			daemon_client_close(daemon, client);
+		else
+			daemon_client_serve_lines(daemon, client);
+	}
+}
+
+/* Wake up for the earliest waiting reply's deadline, if any. */
+static int daemon_wait_ms(const struct daemon *daemon)
+{
+	uint64_t now = ctl_monotonic_ms(), earliest = UINT64_MAX;
+
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
+		if (daemon->clients[i].fd >= 0 && daemon->clients[i].pending.active &&
+		    daemon->clients[i].pending.deadline_ms < earliest)
+			earliest = daemon->clients[i].pending.deadline_ms;
+	/* Queries of the responders wait for names: look at them ten times a second. */
+	for (size_t i = 0; i < daemon->registry.count; i++)
+		if (daemon->registry.items[i]->responder &&
+		    responder_has_pending(daemon->registry.items[i]->responder) &&
+		    now + 100 < earliest)
+			earliest = now + 100;
+	if (earliest == UINT64_MAX)
+		return -1;
+	return earliest > now ? (int)(earliest - now) : 0;
+}
+
+static void daemon_metrics_serve(struct daemon *daemon)
+{
+	metrics_http_serve(daemon->metrics_fd, daemon->events);
+}
+
+static int daemon_metrics_listen(struct daemon *daemon, const char *address)
+{
+	int fd = metrics_http_listen(address);
+
+	if (fd < 0)
+		return fd;
+	if (daemon_epoll_add(daemon, fd)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	daemon->metrics_fd = fd;
+	return 0;
+}
+
+static bool daemon_responder_handle(struct daemon *daemon, int fd, uint32_t events)
+{
+	for (size_t i = 0; i < daemon->registry.count; i++)
+		if (daemon->registry.items[i]->responder &&
+		    responder_handle_fd(daemon->registry.items[i]->responder, fd, events))
+			return true;
+	return false;
+}
+
+static int daemon_loop(struct daemon *daemon)
+{
+	struct epoll_event events[32];
+
+	for (;;) {
+		int count = epoll_wait(daemon->epoll_fd, events, 32, daemon_wait_ms(daemon));
+
+		if (count < 0 && errno == EINTR)
+			continue;
+		if (count < 0)
+			return -errno;
+		for (int i = 0; i < count; i++) {
+			int fd = events[i].data.fd;
+			struct daemon_client *client;
+
+			if (fd == daemon->signal_fd) {
+				log_info("stopping; attached sandboxes stay enforced");
+				return 0;
+			}
+			if (fd == daemon->listen_fd)
+				daemon_accept(daemon);
+			else if (fd == daemon->timer_fd)
+				daemon_tick(daemon);
+			else if (daemon->resolver &&
+				 resolver_handle_fd(daemon->resolver, fd, events[i].events))
+				continue;
+			else if (daemon_responder_handle(daemon, fd, events[i].events))
+				continue;
+			else if (events_handle_fd(daemon->events, fd, events[i].events))
+				continue;
+			else if (fd == daemon->metrics_fd)
+				daemon_metrics_serve(daemon);
+			else if ((client = daemon_client_of(daemon, fd)))
+				daemon_client_read(daemon, client);
+		}
+		daemon_after_events(daemon);
+	}
+}
+
+static int daemon_setup_events(struct daemon *daemon)
+{
+	time_t interval = daemon->options->verify_interval_seconds;
+	struct itimerspec tick = {{interval, 0}, {interval, 0}};
+	sigset_t signals;
+
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGINT);
+	sigaddset(&signals, SIGTERM);
+	sigprocmask(SIG_BLOCK, &signals, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	daemon->signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
+	daemon->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (daemon->signal_fd < 0 || daemon->timer_fd < 0 ||
+	    timerfd_settime(daemon->timer_fd, 0, &tick, NULL))
+		return -errno;
+	if (daemon_epoll_add(daemon, daemon->signal_fd) ||
+	    daemon_epoll_add(daemon, daemon->timer_fd) ||
+	    daemon_epoll_add(daemon, daemon->listen_fd))
+		return -errno;
+	return 0;
+}
+
+static int daemon_setup_resolver(struct daemon *daemon)
+{
+	int err;
+
+	daemon->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (daemon->epoll_fd < 0)
+		return -errno;
+	err = resolver_open(&daemon->options->resolver, daemon->epoll_fd, &daemon->resolver);
+	if (err)
+		return err;
+	if (daemon_epoll_add(daemon, resolver_timer_fd(daemon->resolver)))
+		return -errno;
+	daemon->registry.resolver = daemon->resolver;
+	daemon->dns.epoll_fd = daemon->epoll_fd;
+	daemon->dns.rate_per_second = daemon->options->dns_rate;
+	daemon->dns.registry = &daemon->registry;
+	daemon->dns.resolver = daemon->resolver;
+	daemon->registry.dns = &daemon->dns;
+	err = events_open(daemon->registry.loader, &daemon->registry, daemon->epoll_fd,
+			  &daemon->events);
+	if (err)
+		return err;
+	daemon->registry.events = daemon->events;
+	daemon->registry.events_enabled = daemon->options->events;
+	return 0;
+}
+
+/* One daemon per pin directory: a second one would hand out the same generations. */
+static int daemon_lock(const char *bpffs_dir)
+{
+	int fd = open(bpffs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		log_error("another bfbpf daemon uses %s", bpffs_dir);
+		close(fd);
+		return -EBUSY;
+	}
+	return fd;
+}
+
+int daemon_run(const struct daemon_options *options)
+{
+	struct daemon daemon = {.options = options,
+				.listen_fd = -1,
+				.signal_fd = -1,
+				.timer_fd = -1,
+				.epoll_fd = -1,
+				.metrics_fd = -1};
+	char state_dir[PATH_MAX], socket_copy[PATH_MAX];
+	struct loader *loader = NULL;
+	int lock_fd = -1, err;
+
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
+		daemon.clients[i].fd = -1;
+	/*
+	 * A fixed threshold: the buffers of a large request (its JSON, entries,
+	 * keys) are mapped and go back whole when freed. glibc's default raises
+	 * the threshold after such a free, and the next large buffers then grow
+	 * the heap, where the long-lived state of many sandboxes pins them.
+	 */
+	mallopt(M_MMAP_THRESHOLD, DAEMON_MMAP_THRESHOLD);
+	snprintf(socket_copy, sizeof(socket_copy), "%s", options->socket_path);
+	snprintf(state_dir, sizeof(state_dir), "%s", options->state_dir ? options->state_dir : "");
+	if (!options->state_dir)
+		snprintf(state_dir, sizeof(state_dir), "%s/state", dirname(socket_copy));
+	err = daemon_bpffs_ensure(options->bpffs_dir);
+	if (err)
+		goto cleanup;
+	err = daemon_mkdir_parents(options->bpffs_dir, 0700);
+	if (!err && mkdir(options->bpffs_dir, 0700) && errno != EEXIST)
+		err = -errno;
+	if (err) {
+		log_error("creating %s: %s", options->bpffs_dir, strerror(-err));
+		goto cleanup;
+	}
+	lock_fd = daemon_lock(options->bpffs_dir);
+	if (lock_fd < 0) {
+		err = lock_fd;
+		goto cleanup;
+	}
+	err = loader_open(options->bpffs_dir, &loader);
+	if (err)
+		goto cleanup;
+	malloc_trim(0); /* loading parsed the kernel's BTF: tens of MiB, no longer needed */
+	err = daemon_mkdir_parents(state_dir, 0700);
+	if (!err)
+		err = sandbox_registry_init(&daemon.registry, loader, state_dir);
+	if (err) {
+		log_error("state directory %s: %s", state_dir, strerror(-err));
+		goto cleanup;
+	}
+	err = daemon_setup_resolver(&daemon);
+	if (err) {
+		log_error("cannot start the resolver: %s", strerror(-err));
+		goto cleanup;
+	}
+	err = sandbox_registry_adopt(&daemon.registry);
+	if (err)
+		goto cleanup;
+	/* After the adoption, which reads the maps whole: from now on, replies come first. */
+	if (background_start(&daemon.registry.background))
+		log_warn("no background worker: deletes and state files run in the loop");
+	daemon.listen_fd = daemon_listen(options->socket_path);
+	if (daemon.listen_fd < 0) {
+		err = daemon.listen_fd;
+		goto cleanup;
+	}
+	err = daemon_setup_events(&daemon);
+	if (err)
+		goto cleanup;
+	if (options->metrics_listen) {
+		err = daemon_metrics_listen(&daemon, options->metrics_listen);
+		if (err) {
+			log_error("--metrics-listen %s: %s", options->metrics_listen,
+				  strerror(-err));
+			goto cleanup;
+		}
+	}
+	log_info("serving %s (pins in %s, %zu sandboxes adopted)", options->socket_path,
+		 options->bpffs_dir, daemon.registry.count);
+	err = daemon_loop(&daemon);
+cleanup:
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
+		if (daemon.clients[i].fd >= 0)
+			daemon_client_close(&daemon, &daemon.clients[i]);
+	if (daemon.listen_fd >= 0) {
+		close(daemon.listen_fd);
+		unlink(options->socket_path);
+	}
+	if (daemon.epoll_fd >= 0)
+		close(daemon.epoll_fd);
+	if (daemon.timer_fd >= 0)
+		close(daemon.timer_fd);
+	if (daemon.signal_fd >= 0)
+		close(daemon.signal_fd);
+	sandbox_registry_free(&daemon.registry);
+	events_close(daemon.events);
+	if (daemon.metrics_fd >= 0)
+		close(daemon.metrics_fd);
+	resolver_close(daemon.resolver);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	loader_close(loader);
+	return err;
+}

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <bpf/libbpf.h>
+
+#include "events.h"
+#include "loader/loader.h"
+#include "lib/log.h"
+#include "dns/resolver.h"
+#include "dns/responder.h"
+#include "sandbox.h"
+
+static const char *const events_hook_names[BFBPF_HOOK_COUNT] = {
+	[BFBPF_HOOK_CONNECT4] = "connect4",	  [BFBPF_HOOK_CONNECT6] = "connect6",
+	[BFBPF_HOOK_SENDMSG4] = "sendmsg4",	  [BFBPF_HOOK_SENDMSG6] = "sendmsg6",
+	[BFBPF_HOOK_SOCK_CREATE] = "sock_create", [BFBPF_HOOK_EGRESS] = "egress",
+	[BFBPF_HOOK_SOCKET_LSM] = "socket_lsm",
+};
+
+struct events_follower {
+	int fd; /* -1: free */
+	uint64_t cgroup_id;
+};
+
+/*
+ * An event of the history, as its JSON line: a tenth of the memory of the
+ * object (a full history is 10,000 events), parsed again only for `log`.
+ */
+struct events_entry {
+	char *line;
+	double when;
+	uint64_t cgroup_id;
+};
+
+struct events {
+	struct loader *loader;
+	struct sandbox_registry *registry;
+	struct ring_buffer *ring;
+	int ring_fd;
+	struct events_entry history[EVENTS_HISTORY]; /* a ring: the oldest is overwritten */
+	size_t history_next, history_count;
+	struct events_follower followers[EVENTS_MAX_FOLLOWERS];
+	uint64_t dns_refusals;
+};
+
+static double events_now(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (double)now.tv_sec + now.tv_nsec / 1e9;
+}
+
+/* The kernel stamps CLOCK_MONOTONIC; people and logs want wall time. */
+static double events_wall_of(uint64_t monotonic_ns)
+{
+	struct timespec mono;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return events_now() - ((double)mono.tv_sec + mono.tv_nsec / 1e9) +
+	       (double)monotonic_ns / 1e9;
+}
+
+static void events_format_time(double when, char *out, size_t size)
+{
+	time_t seconds = (time_t)when;
+	struct tm tm;
+
+	gmtime_r(&seconds, &tm);
+	strftime(out, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + strlen(out), size - strlen(out), ".%03dZ",
+		 (int)((when - (double)seconds) * 1000));
+}
+
+static struct sandbox *events_sandbox(struct events *events, uint64_t cgroup_id)
+{
+	return sandbox_find(events->registry, cgroup_id);
+}
+
+/* The names (of this sandbox's policy or learned through its DNS) that hold the address. */
+static json_t *events_names_of(struct events *events, const struct sandbox *sandbox,
+			       const struct in6_addr *addr)
+{
+	json_t *names = json_array();
+	struct names_table *table;
+
+	if (!sandbox || !events->registry->resolver)
+		return names;
+	table = resolver_names(events->registry->resolver);
+	for (size_t i = 0; i < table->count; i++) {
+		const struct names_entry *entry = table->entries[i];
+		bool mine = false;
+
+		for (size_t j = 0; j < sandbox->learned_count && !mine; j++)
+			mine = !strcmp(sandbox->learned[j].name, entry->name);
+		for (size_t j = 0;
+		     sandbox->policy_known && j < sandbox->policy.n_allowed_hosts && !mine; j++)
+			mine = !strcmp(sandbox->policy.allowed_hosts[j].name, entry->name);
+		for (size_t j = 0;
+		     sandbox->policy_known && j < sandbox->policy.n_model_endpoints && !mine; j++)
+			mine = !strcmp(sandbox->policy.model_endpoints[j].name, entry->name);
+		for (size_t j = 0; mine && j < entry->count; j++) {
+			if (!memcmp(&entry->addresses[j].addr, addr, sizeof(*addr))) {
+				json_array_append_new(names, json_string(entry->name));
+				break;
+			}
+		}
+	}
+	return names;
+}
+
+static const char *events_protocol_name(unsigned int protocol)
+{
+	switch (protocol) {
+	case IPPROTO_TCP:
+		return "tcp";
+	case IPPROTO_UDP:
+		return "udp";
+	case IPPROTO_ICMP:
+		return "icmp";
+	case IPPROTO_ICMPV6:
+		return "icmpv6";
+	case IPPROTO_RAW:
+		return "raw";
+	case 0:
+		return "ip";
+	default:
+		return "other";
+	}
+}
+
+/* Records an event (taking it): into the history, and out to every matching follower. */
+static void events_record(struct events *events, json_t *event, uint64_t cgroup_id, double when)
+{
+	char *line = json_dumps(event, JSON_COMPACT);
+	struct events_entry *slot = &events->history[events->history_next];
+
+	json_decref(event);
+	if (!line)
+		return;
+	if (events->history_count == EVENTS_HISTORY)
+		free(slot->line);
+	else
+		events->history_count++;
+	slot->line = line;
+	slot->when = when;
+	slot->cgroup_id = cgroup_id;
+	events->history_next = (events->history_next + 1) % EVENTS_HISTORY;
+	for (int i = 0; i < EVENTS_MAX_FOLLOWERS; i++) {
+		struct events_follower *follower = &events->followers[i];
+		size_t length = strlen(line);
+
+		if (follower->fd < 0 || (follower->cgroup_id && follower->cgroup_id != cgroup_id))
+			continue;
+		line[length] = '\n';
+		/* A follower that cannot keep up loses lines, never the daemon's time. */
+		if (send(follower->fd, line, length + 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 &&
+		    errno != EAGAIN)
+			follower->fd = -1;
+		line[length] = '\0';
+	}
+}
+
+static int events_on_ring(void *context, void *data, size_t size)
+{
+	struct events *events = context;
+	const struct bfbpf_event *raw = data;
+	struct sandbox *sandbox;
+	struct in6_addr addr;
+	char address[INET6_ADDRSTRLEN] = "", comm[sizeof(raw->comm) + 1];
+	double when;
+	json_t *event;
+
+	if (size < sizeof(*raw) || raw->hook >= BFBPF_HOOK_COUNT)
+		return 0;
+	sandbox = events_sandbox(events, raw->cgroup_id);
+	memcpy(&addr, raw->addr, sizeof(addr));
+	memcpy(comm, raw->comm, sizeof(raw->comm));
+	comm[sizeof(raw->comm)] = '\0';
+	if (IN6_IS_ADDR_V4MAPPED(&addr))
+		inet_ntop(AF_INET, &addr.s6_addr[12], address, sizeof(address));
+	else
+		inet_ntop(AF_INET6, &addr, address, sizeof(address));
+	when = events_wall_of(raw->time_ns);
+	event = json_pack("{s:f, s:s, s:s, s:I, s:s, s:i, s:i, s:s, s:s}", "time", when, "verdict",
+			  "deny", "cgroup", sandbox ? sandbox->path : "", "cgroup_id",
+			  (json_int_t)raw->cgroup_id, "hook", events_hook_names[raw->hook], "pid",
+			  (int)raw->pid, "tgid", (int)raw->tgid, "comm", comm, "protocol",
+			  events_protocol_name(raw->protocol));
+	if (!event)
+		return 0;
+	if (raw->hook == BFBPF_HOOK_SOCK_CREATE || raw->hook == BFBPF_HOOK_SOCKET_LSM) {
+		json_object_set_new(event, "family", json_integer(raw->family));
+		json_object_set_new(event, "type", json_integer(raw->type));
+	} else {
+		json_object_set_new(event, "address", json_string(address));
+		json_object_set_new(event, "port", json_integer(raw->port));
+		json_object_set_new(event, "names", events_names_of(events, sandbox, &addr));
+	}
+	events_record(events, event, raw->cgroup_id, when);
+	return 0;
+}
+
+void events_record_dns_refusal(struct events *events, const struct sandbox *sandbox,
+			       const char *name, unsigned int qtype)
+{
+	double when = events_now();
+	json_t *event;
+
+	if (!events)
+		return;
+	events->dns_refusals++;
+	event = json_pack("{s:f, s:s, s:s, s:I, s:s, s:s, s:i}", "time", when, "verdict", "refuse",
+			  "cgroup", sandbox->path, "cgroup_id", (json_int_t)sandbox->cgroup_id,
+			  "hook", "dns", "name", name, "qtype", (int)qtype);
+	if (event)
+		events_record(events, event, sandbox->cgroup_id, when);
+}
+
+int events_open(struct loader *loader, struct sandbox_registry *registry, int epoll_fd,
+		struct events **out)
+{
+	struct events *events = calloc(1, sizeof(*events));
+	struct epoll_event watch = {.events = EPOLLIN};
+
+	if (!events)
+		return -ENOMEM;
+	events->loader = loader;
+	events->registry = registry;
+	for (int i = 0; i < EVENTS_MAX_FOLLOWERS; i++)
+		events->followers[i].fd = -1;
+	events->ring = ring_buffer__new(loader_events_fd(loader), events_on_ring, events, NULL);
+	if (!events->ring) {
+		int err = -errno;
+
+		free(events);
+		return err;
+	}
+	events->ring_fd = ring_buffer__epoll_fd(events->ring);
+	watch.data.fd = events->ring_fd;
+	if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, events->ring_fd, &watch)) {
+		int err = -errno;
+
+		events_close(events);
+		return err;
+	}
+	*out = events;
+	return 0;
+}
+
+void events_close(struct events *events)
+{
+	if (!events)
+		return;
+	ring_buffer__free(events->ring);
+	for (size_t i = 0; i < EVENTS_HISTORY; i++)
+		free(events->history[i].line);
+	free(events);
+}
+
+bool events_handle_fd(struct events *events, int fd, uint32_t events_mask)
+{
+	(void)events_mask;
+	if (!events || fd != events->ring_fd)
+		return false;
+	ring_buffer__consume(events->ring);
+	return true;
+}
+
+json_t *events_history(struct events *events, uint64_t cgroup_id, double since_seconds)
+{
+	size_t start =
+		(events->history_next + EVENTS_HISTORY - events->history_count) % EVENTS_HISTORY;
+	double cutoff = since_seconds >= 0 ? events_now() - since_seconds : 0;
+	json_t *list = json_array();
+
+	for (size_t n = 0; n < events->history_count; n++) {
+		const struct events_entry *entry = &events->history[(start + n) % EVENTS_HISTORY];
+
+		if (entry->when < cutoff || (cgroup_id && cgroup_id != entry->cgroup_id))
+			continue;
+		json_array_append_new(list, json_loads(entry->line, 0, NULL));
+	}
+	return list;
+}
+
+int events_follow(struct events *events, int fd, uint64_t cgroup_id)
+{
+	for (int i = 0; i < EVENTS_MAX_FOLLOWERS; i++) {
+		if (events->followers[i].fd >= 0)
+			continue;
+		events->followers[i].fd = fd;
+		events->followers[i].cgroup_id = cgroup_id;
+		return 0;
+	}
+	return -EBUSY;
+}
+
+void events_unfollow(struct events *events, int fd)
+{
+	for (int i = 0; events && i < EVENTS_MAX_FOLLOWERS; i++)
+		if (events->followers[i].fd == fd)
+			events->followers[i].fd = -1;
+}
+
+json_t *events_counters(struct events *events, const struct sandbox *sandbox)
+{
+	struct bfbpf_stats sum;
+	json_t *hooks = json_object();
+
+	if (loader_stats_read(events->loader, sandbox->cgroup_id, &sum)) {
+		json_decref(hooks);
+		return json_null();
+	}
+	for (int hook = 0; hook < BFBPF_HOOK_COUNT; hook++)
+		json_object_set_new(hooks, events_hook_names[hook],
+				    json_pack("{s:I, s:I}", "allowed",
+					      (json_int_t)sum.allowed[hook], "denied",
+					      (json_int_t)sum.denied[hook]));
+	return json_pack("{s:o, s:{s:I, s:I, s:I}}", "hooks", hooks, "events", "sent",
+			 (json_int_t)sum.events_sent, "limited", (json_int_t)sum.events_limited,
+			 "lost", (json_int_t)sum.events_lost);
+}
+
+/* Label values are cgroup paths: escape what the exposition format requires. */
+static void events_metrics_label(const char *value, char *out, size_t size)
+{
+	size_t used = 0;
+
+	for (; *value && used + 3 < size; value++) {
+		if (*value == '\\' || *value == '"')
+			out[used++] = '\\';
+		if (*value == '\n') {
+			out[used++] = '\\';
+			out[used++] = 'n';
+			continue;
+		}
+		out[used++] = *value;
+	}
+	out[used] = '\0';
+}
+
+static void events_metrics_sandbox(struct events *events, const struct sandbox *sandbox, FILE *out)
+{
+	char label[2 * PATH_MAX];
+	struct bfbpf_stats sum;
+
+	events_metrics_label(sandbox->path, label, sizeof(label));
+	fprintf(out, "bfbpf_lockdown_ok{cgroup=\"%s\"} %d\n", label,
+		sandbox->last_check_at ? sandbox->last_check_ok : 1);
+	if (loader_stats_read(events->loader, sandbox->cgroup_id, &sum))
+		return;
+	for (int hook = 0; hook < BFBPF_HOOK_COUNT; hook++) {
+		fprintf(out,
+			"bfbpf_verdicts_total{cgroup=\"%s\",hook=\"%s\",verdict=\"allow\"} %llu\n",
+			label, events_hook_names[hook], (unsigned long long)sum.allowed[hook]);
+		fprintf(out,
+			"bfbpf_verdicts_total{cgroup=\"%s\",hook=\"%s\",verdict=\"deny\"} %llu\n",
+			label, events_hook_names[hook], (unsigned long long)sum.denied[hook]);
+	}
+	fprintf(out, "bfbpf_events_total{cgroup=\"%s\",outcome=\"sent\"} %llu\n", label,
+		(unsigned long long)sum.events_sent);
+	fprintf(out, "bfbpf_events_total{cgroup=\"%s\",outcome=\"rate_limited\"} %llu\n", label,
+		(unsigned long long)sum.events_limited);
+	fprintf(out, "bfbpf_events_total{cgroup=\"%s\",outcome=\"lost\"} %llu\n", label,
+		(unsigned long long)sum.events_lost);
+	if (sandbox->responder) {
+		json_t *status = responder_status(sandbox->responder), *value;
+		const char *key;
+
+		json_object_foreach(json_object_get(status, "queries"), key, value)
+			fprintf(out, "bfbpf_dns_queries_total{cgroup=\"%s\",result=\"%s\"} %lld\n",
+				label, key, (long long)json_integer_value(value));
+		json_decref(status);
+	}
+}
+
+char *events_metrics_text(struct events *events)
+{
+	char *text = NULL;
+	size_t length = 0;
+	FILE *out = open_memstream(&text, &length);
+
+	if (!out)
+		return NULL;
+	fprintf(out, "# HELP bfbpf_sandboxes Sandboxes attached.\n# TYPE bfbpf_sandboxes gauge\n");
+	fprintf(out, "bfbpf_sandboxes %zu\n", events->registry->count);
+	fprintf(out, "# HELP bfbpf_lockdown_ok 1 if the last periodic check of the sandbox "
+		     "passed.\n# TYPE bfbpf_lockdown_ok gauge\n");
+	fprintf(out, "# HELP bfbpf_verdicts_total Verdicts of the BPF hooks (egress counts "
+		     "packets).\n# TYPE bfbpf_verdicts_total counter\n");
+	fprintf(out, "# HELP bfbpf_events_total Denial events: sent, over the rate limit, or lost "
+		     "to a full ring.\n# TYPE bfbpf_events_total counter\n");
+	fprintf(out, "# HELP bfbpf_dns_queries_total Queries of the sandbox's DNS responder.\n"
+		     "# TYPE bfbpf_dns_queries_total counter\n");
+	for (size_t i = 0; i < events->registry->count; i++)
+		events_metrics_sandbox(events, events->registry->items[i], out);
+	fclose(out);
+	return text;
+}
+
+static void events_format_socket(long long family, long long type, char *out, size_t size)
+{
+	static const char *const types[] = {"?", "stream", "dgram", "raw", "rdm", "seqpacket"};
+	const char *name = family == AF_INET	? "inet"
+			   : family == AF_INET6 ? "inet6"
+			   : family == 17	? "packet"
+			   : family == 40	? "vsock"
+			   : family == 44	? "xdp"
+						: NULL;
+
+	if (name)
+		snprintf(out, size, "socket(%s, %s)", name,
+			 type >= 0 && type <= 5 ? types[type] : "?");
+	else
+		snprintf(out, size, "socket(family %lld, type %lld)", family, type);
+}
+
+void events_format_line(json_t *event, char *out, size_t size)
+{
+	json_t *names = json_object_get(event, "names");
+	char when[40], target[INET6_ADDRSTRLEN + 16] = "", annotation[512] = "";
+	const char *address = json_string_value(json_object_get(event, "address"));
+	const char *hook = json_string_value(json_object_get(event, "hook"));
+	json_t *name;
+	size_t i, used = 0;
+
+	events_format_time(json_real_value(json_object_get(event, "time")), when, sizeof(when));
+	if (hook && !strcmp(hook, "dns")) {
+		snprintf(out, size, "%s REFUSE dns %s (type %lld) %s", when,
+			 json_string_value(json_object_get(event, "name")),
+			 json_integer_value(json_object_get(event, "qtype")),
+			 json_string_value(json_object_get(event, "cgroup")));
+		return;
+	}
+	if (address)
+		snprintf(target, sizeof(target), strchr(address, ':') ? "[%s]:%lld" : "%s:%lld",
+			 address, json_integer_value(json_object_get(event, "port")));
+	else
+		events_format_socket(json_integer_value(json_object_get(event, "family")),
+				     json_integer_value(json_object_get(event, "type")), target,
+				     sizeof(target));
+	json_array_foreach(names, i, name) used +=
+		snprintf(annotation + used, sizeof(annotation) - used, "%s%s", used ? ", " : " (",
+			 json_string_value(name));
+	if (used && used < sizeof(annotation) - 1)
+		strcat(annotation, ")");
+	snprintf(out, size, "%s DENY %s %s%s pid %lld %s [%s] %s", when,
+		 json_string_value(json_object_get(event, "protocol")), target, annotation,
+		 json_integer_value(json_object_get(event, "tgid")),
+		 json_string_value(json_object_get(event, "comm")), hook,
+		 json_string_value(json_object_get(event, "cgroup")));
+}

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* What a sandbox's names contribute to its allow set, and how status shows them. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/hostmatch.h"
+#include "dns/resolver.h"
+#include "dns/responder.h"
+#include "sandbox.h"
+
+bool sandbox_names_settled(struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	/* Once settled, settled until the policy changes (names never unresolve). */
+	if (!registry->resolver || !sandbox->policy_known || sandbox->names_settled)
+		return true;
+	sandbox->names_settled = resolver_policy_settled(registry->resolver, &sandbox->policy);
+	return sandbox->names_settled;
+}
+
+/* Adds a name entry's current addresses; allowed_hosts names pass the range filter. */
+static int sandbox_add_name(const struct sandbox_registry *registry,
+			    const struct policy_entry *entry, bool filtered,
+			    const struct allowset *literals, struct allowset *set)
+{
+	struct names_entry *name = names_find(resolver_names(registry->resolver), entry->name);
+	int err;
+
+	for (size_t i = 0; name && i < name->count; i++) {
+		struct allowset_entry allowed = {.prefix_len = 128, .port = entry->port};
+
+		memcpy(allowed.addr, &name->addresses[i].addr, 16);
+		if (filtered && names_address_is_filtered(&name->addresses[i].addr) &&
+		    !allowset_covers(literals, allowed.addr, entry->port))
+			continue;
+		err = allowset_add(set, &allowed);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* A learned name's addresses, under every entry that allows the name (with its port). */
+static int sandbox_add_learned(const struct sandbox_registry *registry, const struct policy *policy,
+			       const char *name, const struct allowset *literals,
+			       struct allowset *set)
+{
+	struct policy_entry as_entry = {.kind = POLICY_ENTRY_HOSTNAME, .name = name};
+	int err = 0;
+
+	for (size_t i = 0;
+	     !err && policy->mode == POLICY_MODE_ALLOWLIST && i < policy->n_allowed_hosts; i++) {
+		const struct policy_entry *entry = &policy->allowed_hosts[i];
+
+		if (entry->kind == POLICY_ENTRY_ADDRESS || !hostmatch_entry(entry, name))
+			continue;
+		as_entry.port = entry->port;
+		err = sandbox_add_name(registry, &as_entry, true, literals, set);
+	}
+	for (size_t i = 0; !err && policy->mode != POLICY_MODE_PUBLIC &&
+			   policy->allow_model_endpoint && i < policy->n_model_endpoints;
+	     i++) {
+		const struct policy_entry *entry = &policy->model_endpoints[i];
+
+		if (entry->kind != POLICY_ENTRY_HOSTNAME || strcmp(entry->name, name))
+			continue;
+		as_entry.port = entry->port;
+		err = sandbox_add_name(registry, &as_entry, false, literals, set);
+	}
+	return err;
+}
+
+int sandbox_allowset_compute(const struct sandbox_registry *registry, const struct policy *policy,
+			     const struct sandbox_learned *learned, size_t learned_count,
+			     struct allowset *out)
+{
+	struct allowset set = {0}, literals = {0};
+	int err;
+
+	err = allowset_from_policy(policy, &literals);
+	if (err)
+		return err;
+	/* The literals, then what names add (often nothing: the set is then sorted already). */
+	err = allowset_copy(&literals, &set);
+	if (err)
+		goto cleanup;
+	for (size_t i = 0; registry->resolver && policy->mode == POLICY_MODE_ALLOWLIST &&
+			   i < policy->n_allowed_hosts;
+	     i++) {
+		if (!resolver_policy_entry_is_name(&policy->allowed_hosts[i]))
+			continue;
+		err = sandbox_add_name(registry, &policy->allowed_hosts[i], true, &literals, &set);
+		if (err)
+			goto cleanup;
+	}
+	/* The lane comes from the runner, not the task: exempt from the range filter. */
+	for (size_t i = 0; registry->resolver && policy->mode != POLICY_MODE_PUBLIC &&
+			   policy->allow_model_endpoint && i < policy->n_model_endpoints;
+	     i++) {
+		if (!resolver_policy_entry_is_name(&policy->model_endpoints[i]))
+			continue;
+		err = sandbox_add_name(registry, &policy->model_endpoints[i], false, &literals,
+				       &set);
+		if (err)
+			goto cleanup;
+	}
+	for (size_t i = 0; registry->resolver && i < learned_count; i++) {
+		err = sandbox_add_learned(registry, policy, learned[i].name, &literals, &set);
+		if (err)
+			goto cleanup;
+	}
+	allowset_normalize(&set);
+	allowset_trim(&set);
+	*out = set;
+	allowset_free(&literals);
+	return 0;
+cleanup:
+	allowset_free(&set);
+	allowset_free(&literals);
+	return err;
+}
+
+static json_t *sandbox_time_json(uint64_t seconds)
+{
+	return seconds ? json_integer((json_int_t)seconds) : json_null();
+}
+
+static json_t *sandbox_name_json(struct sandbox_registry *registry,
+				 const struct policy_entry *entry, bool filtered,
+				 const struct allowset *literals)
+{
+	struct names_entry *name = names_find(resolver_names(registry->resolver), entry->name);
+	json_t *addresses = json_array(), *dropped = json_array();
+	char text[INET6_ADDRSTRLEN];
+
+	for (size_t i = 0; name && i < name->count; i++) {
+		const struct in6_addr *addr = &name->addresses[i].addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(addr))
+			inet_ntop(AF_INET, &addr->s6_addr[12], text, sizeof(text));
+		else
+			inet_ntop(AF_INET6, addr, text, sizeof(text));
+		if (filtered && names_address_is_filtered(addr) &&
+		    !allowset_covers(literals, addr->s6_addr, entry->port))
+			json_array_append_new(dropped, json_string(text));
+		else
+			json_array_append_new(addresses, json_string(text));
+	}
+	return json_pack("{s:s, s:s, s:o, s:o, s:b, s:b, s:o, s:o, s:o, s:o}", "name", entry->name,
+			 "role", filtered ? "allowed_host" : "model_endpoint", "addresses",
+			 addresses, "filtered", dropped, "resolved", name && name->resolved_once,
+			 "truncated", name && name->truncated, "last_error",
+			 name && name->last_error ? json_string(name->last_error_text)
+						  : json_null(),
+			 "last_success", sandbox_time_json(name ? name->last_success : 0),
+			 "last_attempt", sandbox_time_json(name ? name->last_attempt : 0),
+			 "next_refresh", sandbox_time_json(name ? name->next_refresh : 0));
+}
+
+/* Does the policy name any host at all? (Most large policies are addresses only.) */
+static bool sandbox_policy_has_names(const struct policy *policy)
+{
+	for (size_t i = 0; i < policy->n_allowed_hosts; i++)
+		if (resolver_policy_entry_is_name(&policy->allowed_hosts[i]))
+			return true;
+	for (size_t i = 0; i < policy->n_model_endpoints; i++)
+		if (resolver_policy_entry_is_name(&policy->model_endpoints[i]))
+			return true;
+	return false;
+}
+
+json_t *sandbox_names_to_json(struct sandbox_registry *registry, const struct sandbox *sandbox)
+{
+	const struct policy *policy = &sandbox->policy;
+	struct allowset literals = {0};
+	json_t *list = json_array();
+
+	if (!sandbox_policy_has_names(policy))
+		return list;
+	allowset_from_policy(policy, &literals);
+	for (size_t i = 0; policy->mode == POLICY_MODE_ALLOWLIST && i < policy->n_allowed_hosts;
+	     i++)
+		if (resolver_policy_entry_is_name(&policy->allowed_hosts[i]))
+			json_array_append_new(list,
+					      sandbox_name_json(registry, &policy->allowed_hosts[i],
+								true, &literals));
+	for (size_t i = 0; policy->mode != POLICY_MODE_PUBLIC && policy->allow_model_endpoint &&
+			   i < policy->n_model_endpoints;
+	     i++)
+		if (resolver_policy_entry_is_name(&policy->model_endpoints[i]))
+			json_array_append_new(list, sandbox_name_json(registry,
+								      &policy->model_endpoints[i],
+								      false, &literals));
+	allowset_free(&literals);
+	return list;
+}
+
+/* Names of the policy that have no address programmed (after the range filter). */
+json_t *sandbox_names_unresolved(struct sandbox_registry *registry, const struct sandbox *sandbox)
+{
+	json_t *names = sandbox_names_to_json(registry, sandbox), *item, *unresolved = json_array();
+	size_t i;
+
+	json_array_foreach(names, i, item) if (!json_array_size(json_object_get(item, "addresses")))
+		json_array_append(unresolved, json_object_get(item, "name"));
+	json_decref(names);
+	return unresolved;
+}
+
+int sandbox_expected_allowset(struct sandbox_registry *registry, struct sandbox *sandbox,
+			      struct allowset *out)
+{
+	int err = sandbox_allowset_compute(registry, &sandbox->policy, sandbox->learned,
+					   sandbox->learned_count, out);
+
+	/*
+	 * While some of the policy's names have not answered yet (after a restart,
+	 * say), what the maps hold stays: answers add, they do not yet take away.
+	 */
+	if (err || sandbox_names_settled(registry, sandbox))
+		return err;
+	for (size_t i = 0; i < sandbox->applied.count && !err; i++)
+		err = allowset_add(out, &sandbox->applied.entries[i]);
+	if (err) {
+		allowset_free(out);
+		return err;
+	}
+	allowset_normalize(out);
+	return 0;
+}
+
+int sandbox_learn(struct sandbox_registry *registry, struct sandbox *sandbox, const char *name,
+		  bool *added)
+{
+	size_t oldest = 0;
+	int err;
+
+	*added = false;
+	for (size_t i = 0; i < sandbox->learned_count; i++) {
+		if (!strcmp(sandbox->learned[i].name, name)) {
+			sandbox->learned[i].last_used = time(NULL);
+			return 0;
+		}
+		if (sandbox->learned[i].last_used < sandbox->learned[oldest].last_used)
+			oldest = i;
+	}
+	if (!sandbox->learned) {
+		sandbox->learned = calloc(RESPONDER_MAX_LEARNED, sizeof(*sandbox->learned));
+		if (!sandbox->learned)
+			return -ENOMEM;
+	}
+	err = names_ref(resolver_names(registry->resolver), name, NULL);
+	if (err)
+		return err;
+	if (sandbox->learned_count == RESPONDER_MAX_LEARNED) {
+		/* The least recently used learned name goes; policy entries never do. */
+		names_unref(resolver_names(registry->resolver), sandbox->learned[oldest].name);
+		sandbox->learned[oldest] = sandbox->learned[--sandbox->learned_count];
+	}
+	snprintf(sandbox->learned[sandbox->learned_count].name, sizeof(sandbox->learned[0].name),
+		 "%s", name);
+	sandbox->learned[sandbox->learned_count++].last_used = time(NULL);
+	sandbox->needs_refresh = true;
+	*added = true;
+	return 0;
+}
+
+/* Learned names the (new) policy no longer allows are forgotten. */
+void sandbox_learned_prune(struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < sandbox->learned_count; i++) {
+		bool allowed;
+
+		/* Allowed iff some entry of the policy would program its addresses. */
+		allowed = sandbox->policy.mode == POLICY_MODE_PUBLIC ||
+			  hostmatch_policy(&sandbox->policy, sandbox->learned[i].name);
+		for (size_t j = 0; !allowed && sandbox->policy.allow_model_endpoint &&
+				   j < sandbox->policy.n_model_endpoints;
+		     j++)
+			allowed =
+				sandbox->policy.model_endpoints[j].kind == POLICY_ENTRY_HOSTNAME &&
+				!strcmp(sandbox->policy.model_endpoints[j].name,
+					sandbox->learned[i].name);
+		if (allowed) {
+			sandbox->learned[kept++] = sandbox->learned[i];
+			continue;
+		}
+		if (registry->resolver)
+			names_unref(resolver_names(registry->resolver), sandbox->learned[i].name);
+	}
+	sandbox->learned_count = kept;
+}
