@@ -32,8 +32,8 @@ static int sandbox_add_name(const struct sandbox_registry *registry,
 		struct allowset_entry allowed = {.prefix_len = 128, .port = entry->port};
 
 		memcpy(allowed.addr, &name->addresses[i].addr, 16);
-		if (filtered && names_address_is_filtered(&name->addresses[i].addr) &&
-		    !allowset_covers(literals, allowed.addr, entry->port))
+		if (filtered &&
+		    names_address_is_dropped(&name->addresses[i].addr, literals, entry->port))
 			continue;
 		err = allowset_add(set, &allowed);
 		if (err)
@@ -130,8 +130,7 @@ static json_t *sandbox_name_json(struct sandbox_registry *registry,
 			inet_ntop(AF_INET, &addr->s6_addr[12], text, sizeof(text));
 		else
 			inet_ntop(AF_INET6, addr, text, sizeof(text));
-		if (filtered && names_address_is_filtered(addr) &&
-		    !allowset_covers(literals, addr->s6_addr, entry->port))
+		if (filtered && names_address_is_dropped(addr, literals, entry->port))
 			json_array_append_new(dropped, json_string(text));
 		else
 			json_array_append_new(addresses, json_string(text));
