@@ -6,8 +6,8 @@
 # the real upstream (the case's dnsmasq on loopback) and refuses the rest.
 # Uses dns_up, dns_set and names_daemon_up of test-4-names.sh.
 
-ALL_TESTS+=(dns_clients_get_bfbpf_answers dns_rules dns_private_answer dns_moving_address
-	dns_tcp_pipelined dns_garbage dns_no_loopback)
+ALL_TESTS+=(dns_clients_get_bfbpf_answers dns_rules dns_private_answer dns_private_v6_spellings
+	dns_moving_address dns_tcp_pipelined dns_garbage dns_no_loopback)
 
 ROGUE=198.18.0.3
 ROGUE_ANSWER=198.18.99.99
@@ -117,6 +117,39 @@ test_dns_private_answer() {
 	json_check "$CASEDIR/s.json" "'10.7.7.7' not in json.dumps([s['entries'] for s in d['sandboxes']])" ||
 		fail "status"
 	expect_status 0 bfs verify --cgroup "$CG"
+}
+
+# IPv6 spellings of private and reserved addresses (issue 19): 169.254.169.254
+# inside local-use NAT64, 6to4 and Teredo, IPv4-compatible, site-local and
+# discard-only. An allowed wildcard zone answers them; none is programmed or
+# handed to the sandbox. A global address of the same zone is.
+test_dns_private_v6_spellings() {
+	local -A hidden=([nat64]=64:ff9b:1::a9fe:a9fe [sixtofour]=2002:a9fe:a9fe::1
+		[teredo]=2001:0:a9fe:a9fe::1 [compat]=::169.254.169.254 [site]=fec0::1 [discard]=100::1)
+	local name lines=() probes=() leaked=()
+	dns_world_up
+	global_v6_up
+	for name in "${!hidden[@]}"; do
+		lines+=("${hidden[$name]} $name.tun.test")
+		probes+=("denied tcp ${hidden[$name]} 7000")
+	done
+	dns_set "${lines[@]}" "$SRV6G www.tun.test"
+	attach "$CG" --mode allowlist --allow '*.tun.test' --netns "$(ns_sbx_path)"
+	for name in "${!hidden[@]}"; do
+		[ -z "$(dig_short "$CG" "$name.tun.test" AAAA)" ] || leaked+=("${hidden[$name]}")
+	done
+	[ ${#leaked[@]} -eq 0 ] || fail "handed to the sandbox: ${leaked[*]}"
+	[ "$(dig_short "$CG" www.tun.test AAAA)" = "$SRV6G" ] || fail "the zone's global address"
+	log "none of them is programmed: the global address is the only entry"
+	expect_listed "$CG" "s['entries'] == 1 and {a['address'] for l in s['dns']['learned']
+		for a in l['addresses']} == set('${hidden[*]} $SRV6G'.split())"
+	expect "$CG" "${probes[@]}" "ok tcp $SRV6G 7000"
+	expect_status 0 bfs verify --cgroup "$CG"
+	log "a literal entry naming one lets it in"
+	update "$CG" --mode allowlist --allow '*.tun.test' --allow 2002:a9fe:a9fe::/48
+	[ "$(dig_short "$CG" sixtofour.tun.test AAAA)" = 2002:a9fe:a9fe::1 ] ||
+		fail "the 6to4 address under a literal entry"
+	[ -z "$(dig_short "$CG" teredo.tun.test AAAA)" ] || fail "the Teredo address without one"
 }
 
 test_dns_moving_address() {

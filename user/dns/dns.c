@@ -350,27 +350,10 @@ int dns_tcp_next(struct dns_tcp_stream *stream, uint8_t *out, size_t size)
 	return (int)length;
 }
 
-/* A model endpoint's own name (not its subdomains), while the lane is open. */
-static bool dns_lane_name(const struct policy *policy, const char *name)
-{
-	size_t i;
-
-	if (policy->mode == POLICY_MODE_PUBLIC || !policy->allow_model_endpoint)
-		return false;
-	for (i = 0; i < policy->n_model_endpoints; i++)
-		if (policy->model_endpoints[i].kind == POLICY_ENTRY_HOSTNAME &&
-		    strcmp(policy->model_endpoints[i].name, name) == 0)
-			return true;
-	return false;
-}
-
+/* Public mode answers every name; otherwise an entry in force must allow it. */
 static bool dns_name_allowed(const struct policy *policy, const char *name)
 {
-	if (policy->mode == POLICY_MODE_PUBLIC)
-		return true;
-	if (policy->mode == POLICY_MODE_ALLOWLIST && hostmatch_policy(policy, name))
-		return true;
-	return dns_lane_name(policy, name);
+	return policy->mode == POLICY_MODE_PUBLIC || policy_allows_name(policy, name);
 }
 
 /*

@@ -141,17 +141,6 @@ void names_round_begin(struct names_entry *entry, uint64_t now)
 static const uint8_t nat64_prefix[12] = {0x00, 0x64, 0xff, 0x9b};
 static const uint8_t mapped_prefix[12] = {[10] = 0xff, [11] = 0xff};
 
-/* The IPv4 address an IPv4-mapped or NAT64 (64:ff9b::/96) address carries. */
-static bool carried_ipv4(const struct in6_addr *addr, uint32_t *v4)
-{
-	const uint8_t *b = addr->s6_addr;
-
-	if (memcmp(b, mapped_prefix, 12) != 0 && memcmp(b, nat64_prefix, 12) != 0)
-		return false;
-	*v4 = (uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15];
-	return true;
-}
-
 /* NAT64 addresses are stored as the IPv4-mapped form of the IPv4 they carry. */
 static void canonical_address(const struct in6_addr *in, struct in6_addr *out)
 {
@@ -310,12 +299,39 @@ static const struct range4 filtered4[] = {
 	{0xf0000000, 4},  /* 240.0.0.0/4 */
 };
 
+/* Filtered outright, whatever follows the prefix. */
 static const struct range6 filtered6[] = {
-	{{0}, 128},	    /* ::/128 */
-	{{[15] = 1}, 128},  /* ::1/128 */
-	{{0xfc}, 7},	    /* fc00::/7 */
-	{{0xfe, 0x80}, 10}, /* fe80::/10 */
-	{{0xff}, 8},	    /* ff00::/8 */
+	{{0}, 96},	    /* ::/96: ::, ::1 and IPv4-compatible ::a.b.c.d (deprecated) */
+	{{0x01, 0x00}, 64}, /* 100::/64: discard-only (RFC 6666) */
+	{{0xfc}, 7},	    /* fc00::/7: unique local */
+	{{0xfe, 0x80}, 10}, /* fe80::/10: link-local */
+	{{0xfe, 0xc0}, 10}, /* fec0::/10: site-local (deprecated, still routed by some) */
+	{{0xff}, 8},	    /* ff00::/8: multicast */
+};
+
+/* Prefixes whose addresses carry an IPv4 address, judged by the IPv4 ranges. */
+enum embedded_kind {
+	EMBEDDED_LAST32, /* the last 32 bits */
+	EMBEDDED_6TO4,	 /* bits 16..47 */
+	EMBEDDED_TEREDO, /* the server (bits 32..63) and the client (last 32 bits, inverted) */
+};
+
+static const struct {
+	struct range6 range;
+	enum embedded_kind kind;
+} embedded[] = {
+	{{{[10] = 0xff, [11] = 0xff}, 96}, EMBEDDED_LAST32}, /* ::ffff:0:0/96 mapped */
+	{{{0x00, 0x64, 0xff, 0x9b}, 96}, EMBEDDED_LAST32},   /* 64:ff9b::/96 NAT64 */
+	/*
+	 * Local-use NAT64 (RFC 8215): the network picks a prefix inside it, in
+	 * practice a /96 (the IPv4 in the last 32 bits), which is what is judged.
+	 * RFC 6052's shorter layouts put the IPv4 elsewhere: /48 and /56 leave
+	 * zeros in the last 32 bits (dropped as 0.0.0.0/8, closed), /64 leaves
+	 * the IPv4's last octet there (judged by that alone).
+	 */
+	{{{0x00, 0x64, 0xff, 0x9b, 0x00, 0x01}, 48}, EMBEDDED_LAST32},
+	{{{0x20, 0x02}, 16}, EMBEDDED_6TO4},		   /* 2002::/16 6to4 */
+	{{{0x20, 0x01, 0x00, 0x00}, 32}, EMBEDDED_TEREDO}, /* 2001::/32 Teredo */
 };
 
 static bool prefix6_match(const uint8_t *a, const uint8_t *b, unsigned int prefix)
@@ -331,22 +347,60 @@ static bool prefix6_match(const uint8_t *a, const uint8_t *b, unsigned int prefi
 	return (a[bytes] & mask) == (b[bytes] & mask);
 }
 
-bool names_address_is_filtered(const struct in6_addr *addr)
+static uint32_t get32(const uint8_t *b)
 {
-	uint32_t v4, mask;
-	size_t i;
+	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+}
 
-	if (carried_ipv4(addr, &v4)) {
-		for (i = 0; i < sizeof(filtered4) / sizeof(filtered4[0]); i++) {
-			mask = filtered4[i].prefix ? ~(uint32_t)0 << (32 - filtered4[i].prefix) : 0;
-			if ((v4 & mask) == filtered4[i].addr)
-				return true;
-		}
-		return false;
-	}
-	for (i = 0; i < sizeof(filtered6) / sizeof(filtered6[0]); i++) {
-		if (prefix6_match(addr->s6_addr, filtered6[i].addr, filtered6[i].prefix))
+static bool ipv4_is_filtered(uint32_t v4)
+{
+	for (size_t i = 0; i < sizeof(filtered4) / sizeof(filtered4[0]); i++) {
+		uint32_t mask =
+			filtered4[i].prefix ? ~(uint32_t)0 << (32 - filtered4[i].prefix) : 0;
+
+		if ((v4 & mask) == filtered4[i].addr)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * The IPv4 addresses an address of this kind carries. Teredo (RFC 4380) is
+ * 2001:0:SERVER:flags:port:CLIENT, the client's mapped IPv4 stored inverted.
+ * A Teredo host sends to the client's IPv4 directly (UDP) and reaches it
+ * through its server first, so both are destinations and both are judged:
+ * a name cannot smuggle 169.254.169.254 in either half.
+ */
+static bool embedded_is_filtered(const uint8_t *b, enum embedded_kind kind)
+{
+	switch (kind) {
+	case EMBEDDED_LAST32:
+		return ipv4_is_filtered(get32(b + 12));
+	case EMBEDDED_6TO4:
+		return ipv4_is_filtered(get32(b + 2));
+	case EMBEDDED_TEREDO:
+		return ipv4_is_filtered(get32(b + 4)) || ipv4_is_filtered(~get32(b + 12));
+	}
+	return true; /* fail closed */
+}
+
+bool names_address_is_filtered(const struct in6_addr *addr)
+{
+	const uint8_t *b = addr->s6_addr;
+	size_t i;
+
+	for (i = 0; i < sizeof(filtered6) / sizeof(filtered6[0]); i++)
+		if (prefix6_match(b, filtered6[i].addr, filtered6[i].prefix))
+			return true;
+	for (i = 0; i < sizeof(embedded) / sizeof(embedded[0]); i++)
+		if (prefix6_match(b, embedded[i].range.addr, embedded[i].range.prefix))
+			return embedded_is_filtered(b, embedded[i].kind);
+	return false;
+}
+
+bool names_address_is_dropped(const struct in6_addr *addr, const struct allowset *literals,
+			      uint16_t port)
+{
+	/* A literal names what it allows: the address as learned, not the IPv4 it carries. */
+	return names_address_is_filtered(addr) && !allowset_covers(literals, addr->s6_addr, port);
 }

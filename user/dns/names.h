@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
+#include "lib/allowset.h"
 #include "lib/policy.h"
 
 /* Documented limit: addresses kept per name; the rest of an answer is dropped (reported). */
@@ -101,8 +102,17 @@ bool names_due(const struct names_entry *entry, uint64_t now);
 /*
  * The range filter of DESIGN.md: addresses a name must not open unless a
  * literal entry of the policy covers them (loopback, private, link-local,
- * CGNAT, multicast, reserved, ULA, and their IPv4-mapped and NAT64 forms).
+ * CGNAT, multicast, reserved, ULA, site-local, discard-only, IPv4-compatible;
+ * and IPv4-mapped, NAT64, local-use NAT64, 6to4 and Teredo addresses by the
+ * IPv4 they carry).
  */
 bool names_address_is_filtered(const struct in6_addr *addr);
+/*
+ * The range filter with its exception: is this address, learned for a name
+ * entry of this port, filtered and covered by no literal entry (for every
+ * port, or this port)? literals: allowset_from_policy() of the policy.
+ */
+bool names_address_is_dropped(const struct in6_addr *addr, const struct allowset *literals,
+			      uint16_t port);
 
 #endif /* BFBPF_NAMES_H */

@@ -353,22 +353,20 @@ static int resolver_policy_names(const struct policy *policy,
 				 int (*fn)(struct resolver *, const char *),
 				 struct resolver *resolver)
 {
-	int err;
+	for (int list = 0; list < POLICY_LIST_COUNT; list++) {
+		size_t count;
+		const struct policy_entry *entries = policy_in_force(policy, list, &count);
 
-	if (policy->mode == POLICY_MODE_ALLOWLIST)
-		for (size_t i = 0; i < policy->n_allowed_hosts; i++)
-			if (resolver_policy_entry_is_name(&policy->allowed_hosts[i])) {
-				err = fn(resolver, policy->allowed_hosts[i].name);
-				if (err)
-					return err;
-			}
-	if (policy->mode != POLICY_MODE_PUBLIC && policy->allow_model_endpoint)
-		for (size_t i = 0; i < policy->n_model_endpoints; i++)
-			if (resolver_policy_entry_is_name(&policy->model_endpoints[i])) {
-				err = fn(resolver, policy->model_endpoints[i].name);
-				if (err)
-					return err;
-			}
+		for (size_t i = 0; i < count; i++) {
+			int err;
+
+			if (!resolver_policy_entry_is_name(&entries[i]))
+				continue;
+			err = fn(resolver, entries[i].name);
+			if (err)
+				return err;
+		}
+	}
 	return 0;
 }
 

@@ -124,15 +124,11 @@ int allowset_from_policy(const struct policy *policy, struct allowset *out)
 	struct allowset set = {0};
 	int err = 0;
 
-	if (policy->mode == POLICY_MODE_ALLOWLIST) {
-		err = allowset_add_policy_entries(&set, policy->allowed_hosts,
-						  policy->n_allowed_hosts);
-		if (err)
-			goto cleanup;
-	}
-	if (policy->mode != POLICY_MODE_PUBLIC && policy->allow_model_endpoint) {
-		err = allowset_add_policy_entries(&set, policy->model_endpoints,
-						  policy->n_model_endpoints);
+	for (int list = 0; list < POLICY_LIST_COUNT; list++) {
+		size_t count;
+		const struct policy_entry *entries = policy_in_force(policy, list, &count);
+
+		err = allowset_add_policy_entries(&set, entries, count);
 		if (err)
 			goto cleanup;
 	}

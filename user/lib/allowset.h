@@ -32,8 +32,8 @@ void allowset_trim(struct allowset *set);
 void allowset_normalize(struct allowset *set);
 bool allowset_contains(const struct allowset *set, const struct allowset_entry *entry);
 /*
- * The address entries a policy programs by itself: literal allowed_hosts in
- * allowlist mode and literal model endpoints unless the lane is closed.
+ * The address entries a policy programs by itself: its literal entries in
+ * force (policy_in_force()).
  * Names contribute nothing here (they are resolved elsewhere).
  */
 int allowset_from_policy(const struct policy *policy, struct allowset *out);

@@ -67,6 +67,38 @@ struct policy {
 	struct policy_entry *model_endpoints;
 };
 
+/* The two lists of entries a policy holds. */
+enum policy_list {
+	POLICY_LIST_HOSTS, /* allowed_hosts: the task's entries */
+	POLICY_LIST_LANE,  /* model_endpoints: the runner's model lane */
+	POLICY_LIST_COUNT,
+};
+
+/*
+ * Which entries of a policy are in force: the one statement of the project's
+ * security rule (docs/policy.md). Every layer that programs, resolves, answers
+ * or shows entries asks here instead of reading mode and flags itself.
+ * - public: none (everything is allowed; no entry adds anything);
+ * - allowlist: allowed_hosts, and the lane unless allow_model_endpoint is false;
+ * - no-network: the lane unless allow_model_endpoint is false.
+ */
+bool policy_list_in_force(const struct policy *policy, enum policy_list list);
+/* The entries of list that are in force: the list itself, or NULL and *count 0. */
+const struct policy_entry *policy_in_force(const struct policy *policy, enum policy_list list,
+					   size_t *count);
+/*
+ * Does this entry of list allow this normalised name? An allowed_hosts name
+ * allows itself and its subdomains, a wildcard its subdomains; a lane name
+ * allows itself only (the lane is for the runner's endpoints, not a domain).
+ */
+bool policy_entry_allows_name(enum policy_list list, const struct policy_entry *entry,
+			      const char *name);
+/*
+ * Does an entry in force allow this name (any case, trailing dot ignored; an
+ * invalid name never)? Public mode: no entry is in force, so none does.
+ */
+bool policy_allows_name(const struct policy *policy, const char *name);
+
 /*
  * Parse a policy object. On error returns -EINVAL (or -ENOMEM) and writes one
  * line naming the bad key or entry into err; *out is then untouched.

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Policy entry lists: their order (sorted, unique: the canonical policy),
- * their packing with their names in one allocation, copies and the digest.
+ * their packing with their names in one allocation, copies, the digest, and
+ * which of them are in force.
  */
 #include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostmatch.h"
 #include "policy.h"
 #include "policy_internal.h"
 
@@ -185,6 +187,59 @@ int policy_copy(const struct policy *policy, struct policy *out)
 	}
 	*out = copy;
 	return 0;
+}
+
+bool policy_list_in_force(const struct policy *policy, enum policy_list list)
+{
+	switch (list) {
+	case POLICY_LIST_HOSTS:
+		return policy->mode == POLICY_MODE_ALLOWLIST;
+	case POLICY_LIST_LANE:
+		/* The lane is the runner's: open in both restrictive modes unless closed. */
+		return policy->mode != POLICY_MODE_PUBLIC && policy->allow_model_endpoint;
+	default:
+		return false;
+	}
+}
+
+const struct policy_entry *policy_in_force(const struct policy *policy, enum policy_list list,
+					   size_t *count)
+{
+	*count = 0;
+	if (!policy_list_in_force(policy, list))
+		return NULL;
+	if (list == POLICY_LIST_HOSTS) {
+		*count = policy->n_allowed_hosts;
+		return policy->allowed_hosts;
+	}
+	*count = policy->n_model_endpoints;
+	return policy->model_endpoints;
+}
+
+bool policy_entry_allows_name(enum policy_list list, const struct policy_entry *entry,
+			      const char *name)
+{
+	if (list == POLICY_LIST_LANE)
+		return entry->kind == POLICY_ENTRY_HOSTNAME && strcmp(entry->name, name) == 0;
+	return hostmatch_entry(entry, name);
+}
+
+bool policy_allows_name(const struct policy *policy, const char *name)
+{
+	char normal[POLICY_NAME_SIZE];
+
+	/* As hostmatch_policy(): an invalid name is never allowed, whoever wrote it. */
+	if (hostname_normalize(name, normal, sizeof(normal), NULL, 0))
+		return false;
+	for (int list = 0; list < POLICY_LIST_COUNT; list++) {
+		size_t count;
+		const struct policy_entry *entries = policy_in_force(policy, list, &count);
+
+		for (size_t i = 0; i < count; i++)
+			if (policy_entry_allows_name(list, &entries[i], normal))
+				return true;
+	}
+	return false;
 }
 
 static uint64_t policy_fnv(uint64_t h, const void *data, size_t size)

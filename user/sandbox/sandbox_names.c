@@ -7,7 +7,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/hostmatch.h"
 #include "dns/resolver.h"
 #include "dns/responder.h"
 #include "sandbox.h"
@@ -33,8 +32,8 @@ static int sandbox_add_name(const struct sandbox_registry *registry,
 		struct allowset_entry allowed = {.prefix_len = 128, .port = entry->port};
 
 		memcpy(allowed.addr, &name->addresses[i].addr, 16);
-		if (filtered && names_address_is_filtered(&name->addresses[i].addr) &&
-		    !allowset_covers(literals, allowed.addr, entry->port))
+		if (filtered &&
+		    names_address_is_dropped(&name->addresses[i].addr, literals, entry->port))
 			continue;
 		err = allowset_add(set, &allowed);
 		if (err)
@@ -51,24 +50,18 @@ static int sandbox_add_learned(const struct sandbox_registry *registry, const st
 	struct policy_entry as_entry = {.kind = POLICY_ENTRY_HOSTNAME, .name = name};
 	int err = 0;
 
-	for (size_t i = 0;
-	     !err && policy->mode == POLICY_MODE_ALLOWLIST && i < policy->n_allowed_hosts; i++) {
-		const struct policy_entry *entry = &policy->allowed_hosts[i];
+	/* allowed_hosts names pass the range filter; the lane's are exempt. */
+	for (int list = 0; !err && list < POLICY_LIST_COUNT; list++) {
+		size_t count;
+		const struct policy_entry *entries = policy_in_force(policy, list, &count);
 
-		if (entry->kind == POLICY_ENTRY_ADDRESS || !hostmatch_entry(entry, name))
-			continue;
-		as_entry.port = entry->port;
-		err = sandbox_add_name(registry, &as_entry, true, literals, set);
-	}
-	for (size_t i = 0; !err && policy->mode != POLICY_MODE_PUBLIC &&
-			   policy->allow_model_endpoint && i < policy->n_model_endpoints;
-	     i++) {
-		const struct policy_entry *entry = &policy->model_endpoints[i];
-
-		if (entry->kind != POLICY_ENTRY_HOSTNAME || strcmp(entry->name, name))
-			continue;
-		as_entry.port = entry->port;
-		err = sandbox_add_name(registry, &as_entry, false, literals, set);
+		for (size_t i = 0; !err && i < count; i++) {
+			if (!policy_entry_allows_name(list, &entries[i], name))
+				continue;
+			as_entry.port = entries[i].port;
+			err = sandbox_add_name(registry, &as_entry, list == POLICY_LIST_HOSTS,
+					       literals, set);
+		}
 	}
 	return err;
 }
@@ -87,25 +80,19 @@ int sandbox_allowset_compute(const struct sandbox_registry *registry, const stru
 	err = allowset_copy(&literals, &set);
 	if (err)
 		goto cleanup;
-	for (size_t i = 0; registry->resolver && policy->mode == POLICY_MODE_ALLOWLIST &&
-			   i < policy->n_allowed_hosts;
-	     i++) {
-		if (!resolver_policy_entry_is_name(&policy->allowed_hosts[i]))
-			continue;
-		err = sandbox_add_name(registry, &policy->allowed_hosts[i], true, &literals, &set);
-		if (err)
-			goto cleanup;
-	}
 	/* The lane comes from the runner, not the task: exempt from the range filter. */
-	for (size_t i = 0; registry->resolver && policy->mode != POLICY_MODE_PUBLIC &&
-			   policy->allow_model_endpoint && i < policy->n_model_endpoints;
-	     i++) {
-		if (!resolver_policy_entry_is_name(&policy->model_endpoints[i]))
-			continue;
-		err = sandbox_add_name(registry, &policy->model_endpoints[i], false, &literals,
-				       &set);
-		if (err)
-			goto cleanup;
+	for (int list = 0; registry->resolver && list < POLICY_LIST_COUNT; list++) {
+		size_t count;
+		const struct policy_entry *entries = policy_in_force(policy, list, &count);
+
+		for (size_t i = 0; i < count; i++) {
+			if (!resolver_policy_entry_is_name(&entries[i]))
+				continue;
+			err = sandbox_add_name(registry, &entries[i], list == POLICY_LIST_HOSTS,
+					       &literals, &set);
+			if (err)
+				goto cleanup;
+		}
 	}
 	for (size_t i = 0; registry->resolver && i < learned_count; i++) {
 		err = sandbox_add_learned(registry, policy, learned[i].name, &literals, &set);
@@ -143,8 +130,7 @@ static json_t *sandbox_name_json(struct sandbox_registry *registry,
 			inet_ntop(AF_INET, &addr->s6_addr[12], text, sizeof(text));
 		else
 			inet_ntop(AF_INET6, addr, text, sizeof(text));
-		if (filtered && names_address_is_filtered(addr) &&
-		    !allowset_covers(literals, addr->s6_addr, entry->port))
+		if (filtered && names_address_is_dropped(addr, literals, entry->port))
 			json_array_append_new(dropped, json_string(text));
 		else
 			json_array_append_new(addresses, json_string(text));
@@ -181,19 +167,17 @@ json_t *sandbox_names_to_json(struct sandbox_registry *registry, const struct sa
 	if (!sandbox_policy_has_names(policy))
 		return list;
 	allowset_from_policy(policy, &literals);
-	for (size_t i = 0; policy->mode == POLICY_MODE_ALLOWLIST && i < policy->n_allowed_hosts;
-	     i++)
-		if (resolver_policy_entry_is_name(&policy->allowed_hosts[i]))
-			json_array_append_new(list,
-					      sandbox_name_json(registry, &policy->allowed_hosts[i],
-								true, &literals));
-	for (size_t i = 0; policy->mode != POLICY_MODE_PUBLIC && policy->allow_model_endpoint &&
-			   i < policy->n_model_endpoints;
-	     i++)
-		if (resolver_policy_entry_is_name(&policy->model_endpoints[i]))
-			json_array_append_new(list, sandbox_name_json(registry,
-								      &policy->model_endpoints[i],
-								      false, &literals));
+	for (int which = 0; which < POLICY_LIST_COUNT; which++) {
+		size_t count;
+		const struct policy_entry *entries = policy_in_force(policy, which, &count);
+
+		for (size_t i = 0; i < count; i++)
+			if (resolver_policy_entry_is_name(&entries[i]))
+				json_array_append_new(list,
+						      sandbox_name_json(registry, &entries[i],
+									which == POLICY_LIST_HOSTS,
+									&literals));
+	}
 	allowset_free(&literals);
 	return list;
 }
@@ -274,18 +258,10 @@ void sandbox_learned_prune(struct sandbox_registry *registry, struct sandbox *sa
 	size_t kept = 0;
 
 	for (size_t i = 0; i < sandbox->learned_count; i++) {
-		bool allowed;
+		/* Allowed iff some entry in force would program its addresses (public: all). */
+		bool allowed = sandbox->policy.mode == POLICY_MODE_PUBLIC ||
+			       policy_allows_name(&sandbox->policy, sandbox->learned[i].name);
 
-		/* Allowed iff some entry of the policy would program its addresses. */
-		allowed = sandbox->policy.mode == POLICY_MODE_PUBLIC ||
-			  hostmatch_policy(&sandbox->policy, sandbox->learned[i].name);
-		for (size_t j = 0; !allowed && sandbox->policy.allow_model_endpoint &&
-				   j < sandbox->policy.n_model_endpoints;
-		     j++)
-			allowed =
-				sandbox->policy.model_endpoints[j].kind == POLICY_ENTRY_HOSTNAME &&
-				!strcmp(sandbox->policy.model_endpoints[j].name,
-					sandbox->learned[i].name);
 		if (allowed) {
 			sandbox->learned[kept++] = sandbox->learned[i];
 			continue;

@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include "dns/names.h"
+#include "lib/allowset.h"
+#include "lib/policy.h"
 
 /* An address from text; IPv4 text gives the IPv4-mapped form. */
 static struct in6_addr A(const char *text) {
@@ -552,7 +554,13 @@ static void test_filter_ipv6(void **state)
 	(void)state;
 	assert_filtered("::");
 	assert_filtered("::1");
-	assert_open("::2");
+	/* ::/96 whole: IPv4-compatible addresses are deprecated and carry any IPv4. */
+	assert_filtered("::2");
+	assert_filtered("::169.254.169.254");
+	assert_filtered("::8.8.8.8");
+	assert_filtered("::ffff:ffff");
+	assert_open("::1:0:0");
+	assert_open("::fffe:0:0");
 	assert_filtered("fc00::");
 	assert_filtered("fd00::1");
 	assert_filtered("fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
@@ -561,14 +569,113 @@ static void test_filter_ipv6(void **state)
 	assert_filtered("fe80::");
 	assert_filtered("fe80::1");
 	assert_filtered("febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
-	assert_open("fec0::");
 	assert_open("fe7f:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
+	/* Site-local: deprecated, but a network may still route it inside. */
+	assert_filtered("fec0::");
+	assert_filtered("fec0::1");
+	assert_filtered("feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
+	/* Discard-only, /64 exactly. */
+	assert_filtered("100::");
+	assert_filtered("100::1");
+	assert_filtered("100::ffff:ffff:ffff:ffff");
+	assert_open("100:0:0:1::");
+	assert_open("ff::1");
 	assert_filtered("ff00::");
 	assert_filtered("ff02::1");
 	assert_filtered("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff");
 	assert_open("2001:db8::1");
 	assert_open("2606:4700::1111");
-	assert_open("64:ff9b:1::a00:1");
+}
+
+/* 64:ff9b:1::/48, 2002::/16 and 2001::/32: judged by the IPv4 they carry. */
+static void test_filter_embedded_ipv4(void **state)
+{
+	(void)state;
+	/* Local-use NAT64: the last 32 bits, whatever /96 of the /48 carries them. */
+	assert_filtered("64:ff9b:1::a9fe:a9fe");
+	assert_filtered("64:ff9b:1::a00:1");
+	assert_filtered("64:ff9b:1:ffff:ffff:ffff:7f00:1");
+	assert_open("64:ff9b:1::c612:1");
+	assert_open("64:ff9b:1:1234:5678:9abc:808:808");
+	assert_open("64:ff9b:2::a9fe:a9fe"); /* not local-use NAT64: a global address */
+	/* 6to4: bits 16..47, whatever the site's subnet and host bits. */
+	assert_filtered("2002:a9fe:a9fe::1");
+	assert_filtered("2002:a00:1::");
+	assert_filtered("2002:c0a8:101:ffff:ffff:ffff:ffff:ffff");
+	assert_filtered("2002:7f00:1::1");
+	assert_open("2002:c612:1::1");
+	assert_open("2002:808:808:a9fe::a9fe:a9fe");
+	/* Teredo: the server (bits 32..63) and the client (last 32 bits, inverted). */
+	assert_filtered(
+		"2001:0:a9fe:a9fe::1"); /* server 169.254.169.254 (client 255.255.255.254) */
+	assert_filtered("2001:0:a00:1::3dff:fefe");	/* server 10.0.0.1, client 194.0.1.1 */
+	assert_filtered("2001:0:c612:1:0:0:5601:5601"); /* client 169.254.169.254 */
+	assert_filtered("2001:0:c612:1::f5ff:fefe");	/* client 10.0.1.1 */
+	assert_open("2001:0:c612:1::3dff:fefe");	/* server 198.18.0.1, client 194.0.1.1 */
+	assert_open("2001:1::a9fe:a9fe");		/* 2001:1::/32 is not Teredo */
+	assert_open("2001:db8:a9fe:a9fe::1");		/* the tests' global IPv6 */
+}
+
+/* A literal entry of the policy names what it allows: the address as learned. */
+static void assert_dropped(const char *policy_text, const char *addr_text, uint16_t port,
+			   bool dropped)
+{
+	struct in6_addr addr = A(addr_text);
+	struct policy policy;
+	struct allowset literals = {0};
+	char err[256] = "";
+
+	if (policy_parse(policy_text, strlen(policy_text), &policy, err, sizeof(err)))
+		fail_msg("%s: %s", policy_text, err);
+	assert_int_equal(allowset_from_policy(&policy, &literals), 0);
+	if (names_address_is_dropped(&addr, &literals, port) != dropped)
+		fail_msg("%s (port %u) under %s: expected %s", addr_text, port, policy_text,
+			 dropped ? "dropped" : "kept");
+	allowset_free(&literals);
+	policy_free(&policy);
+}
+
+#define HOSTS(list) "{\"network_mode\": \"allowlist\", \"allowed_hosts\": [" list "]}"
+
+static void test_filter_literal_allows(void **state)
+{
+	static const char *const spellings[] = {
+		"64:ff9b:1::a9fe:a9fe", "2002:a9fe:a9fe::1", "2001:0:a9fe:a9fe::1",
+		"::169.254.169.254",	"fec0::1",	     "100::1",
+	};
+	char policy[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+		const char *a = spellings[i];
+
+		assert_dropped(HOSTS("\"*.tun.test\""), a, 0, true);
+		assert_dropped(HOSTS("\"*.tun.test\""), a, 443, true);
+		snprintf(policy, sizeof(policy), HOSTS("\"*.tun.test\", \"%s\""), a);
+		assert_dropped(policy, a, 0, false);
+		assert_dropped(policy, a, 443, false);
+		snprintf(policy, sizeof(policy), HOSTS("\"*.tun.test\", \"[%s]:443\""), a);
+		assert_dropped(policy, a, 443, false);
+		assert_dropped(policy, a, 80, true);
+	}
+	/* CIDRs covering them. */
+	assert_dropped(HOSTS("\"64:ff9b:1::/48\""), "64:ff9b:1::a9fe:a9fe", 0, false);
+	assert_dropped(HOSTS("\"2002:a9fe::/32\""), "2002:a9fe:a9fe::1", 0, false);
+	assert_dropped(HOSTS("\"2001::/32\""), "2001:0:a9fe:a9fe::1", 0, false);
+	assert_dropped(HOSTS("\"::/96\""), "::169.254.169.254", 0, false);
+	assert_dropped(HOSTS("\"fec0::/10\""), "fec0::1", 0, false);
+	assert_dropped(HOSTS("\"100::/64\""), "100::1", 0, false);
+	/* A CIDR beside the address does not cover it. */
+	assert_dropped(HOSTS("\"2002:a9fe:a9ff::/48\""), "2002:a9fe:a9fe::1", 0, true);
+	/*
+	 * The IPv4 literal allows 169.254.169.254 itself, not a tunnel address
+	 * that carries it: the kernel judges that destination as IPv6.
+	 */
+	assert_dropped(HOSTS("\"169.254.169.254\""), "2002:a9fe:a9fe::1", 0, true);
+	assert_dropped(HOSTS("\"169.254.169.254\""), "::ffff:169.254.169.254", 0, false);
+	/* Unfiltered addresses are never dropped, with or without literals. */
+	assert_dropped(HOSTS("\"*.tun.test\""), "2001:db8::2", 0, false);
+	assert_dropped(HOSTS("\"*.tun.test\""), "2002:c612:1::1", 0, false);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -590,6 +697,8 @@ int main(void)
 		T(test_next_deadline),
 		T(test_filter_ipv4),
 		T(test_filter_ipv6),
+		T(test_filter_embedded_ipv4),
+		T(test_filter_literal_allows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
