@@ -129,8 +129,10 @@ static int cli_json_list_add(json_t **list, const char *value)
 {
 	if (!*list)
 		*list = json_array();
-	if (!*list || json_array_append_new(*list, json_string(value)))
-		return cli_usage_error("out of memory");
+	if (!*list || json_array_append_new(*list, json_string(value))) {
+		cli_error("out of memory");
+		return CLI_EXIT_FAILED;
+	}
 	return CLI_EXIT_OK;
 }
 
@@ -225,8 +227,9 @@ int cli_parse(const struct cli_command *command, int argc, char **argv, struct c
 		}
 		if (opt == ':')
 			return cli_usage_error("%s: missing value", argv[optind - 1]);
-		/* optopt names a known option given a value it does not take (--json=x). */
-		if (opt == '?' && optopt)
+		/* optopt holds the id of a known option given a value it does not take (--json=x).
+		 */
+		if (opt == '?' && optopt >= CLI_OPTION_HELP)
 			return cli_usage_error("%s: takes no value", argv[optind - 1]);
 		if (opt == '?')
 			return cli_usage_error("%s: unknown option for %s", argv[optind - 1],

@@ -37,12 +37,16 @@ static int cli_sandbox_option(struct cli_args *args, int id, const char *value, 
 	struct stat st;
 
 	(void)args;
-	if (id == CLI_SANDBOX_MAX_AGE)
+	switch (id) {
+	case CLI_SANDBOX_MAX_AGE:
 		return cli_number_option("--max-age", value, 0, INT_MAX, "seconds", &own->max_age);
-	if (stat(value, &st))
-		return cli_usage_error("--netns %s: not a network namespace file", value);
-	own->netns = value;
-	return CLI_EXIT_OK;
+	case CLI_SANDBOX_NETNS:
+		if (stat(value, &st))
+			return cli_usage_error("--netns %s: not a network namespace file", value);
+		own->netns = value;
+		return CLI_EXIT_OK;
+	}
+	return CLI_EXIT_USAGE;
 }
 
 static json_t *cli_sandbox_request(const char *op, const char *cgroup, const struct policy *policy,

@@ -147,6 +147,8 @@ static void test_parse_refusals(void **state)
 	cli_args_free(&args);
 	assert_int_equal(parse(&client_command, &args, &level, "--json=yes", NULL), CLI_EXIT_USAGE);
 	cli_args_free(&args);
+	assert_int_equal(parse(&client_command, &args, &level, "-x", NULL), CLI_EXIT_USAGE);
+	cli_args_free(&args);
 	assert_int_equal(parse(&client_command, &args, &level, "stray", NULL), CLI_EXIT_USAGE);
 	cli_args_free(&args);
 	assert_int_equal(parse(&client_command, &args, &level, "--level", "10", NULL),
