@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "cli_options.h"
+struct cli_command; /* cli_options.h */
 
 /* The one version string; a build may set it with -DBFBPF_VERSION='"x.y.z"'. */
 #ifndef BFBPF_VERSION
