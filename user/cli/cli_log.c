@@ -2,7 +2,6 @@
 /* bfbpf log and bfbpf metrics: the daemon's events and counters, for people and scrapers. */
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +17,10 @@ static double cli_duration(const char *text)
 	char *end;
 	double value;
 
+	/* Decimal digits and a fraction ("1.5h"): no blanks, signs, exponents, hex, inf or nan. */
 	errno = 0;
 	value = strtod(text, &end);
-	if (errno || end == text || value < 0)
+	if (errno || end == text || end != text + strspn(text, "0123456789."))
 		return -1;
 	if (!*end || !strcmp(end, "s"))
 		return value;
