@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bfbpf check: preflight of everything bfbpf needs from the kernel and the host. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,7 @@
 #include <bpf/libbpf.h>
 
 #include "lib/cgroup.h"
-#include "cli.h"
+#include "cli_commands.h"
 #include "loader/loader.h"
 #include "lib/log.h"
 
@@ -127,33 +126,21 @@ cleanup:
 	loader_close(loader);
 }
 
-int cli_check(int argc, char **argv)
+int cli_check(const struct cli_command *command, int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"json", no_argument, NULL, CLI_OPTION_JSON},
-		{"help", no_argument, NULL, CLI_OPTION_HELP},
-		{0},
-	};
-	struct check_report report = {.items = json_array(), .all_ok = true};
+	struct check_report report = {.all_ok = true};
 	char mount[PATH_MAX], detail[PATH_MAX + 64];
 	struct utsname system;
-	int opt;
+	struct cli_args args;
+	int status;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt == CLI_OPTION_JSON) {
-			report.json = true;
-		} else if (opt == CLI_OPTION_HELP) {
-			printf("usage: bfbpf check [--json]\n");
-			json_decref(report.items);
-			return CLI_EXIT_OK;
-		} else {
-			cli_error("check: unknown option %s (see 'bfbpf --help')",
-				  argv[optind - 1]);
-			json_decref(report.items);
-			return CLI_EXIT_USAGE;
-		}
-	}
+	cli_args_init(&args);
+	status = cli_parse(command, argc, argv, &args, NULL, NULL);
+	cli_args_free(&args);
+	if (status)
+		return status;
+	report.json = args.json;
+	report.items = json_array();
 	log_set_level(LOG_LEVEL_ERROR);
 	uname(&system);
 	snprintf(detail, sizeof(detail), "%s %s", system.sysname, system.release);
@@ -178,10 +165,8 @@ int cli_check(int argc, char **argv)
 		check_hooks(&report, mount);
 	if (report.json) {
 		json_t *out = json_pack("{s:b, s:o}", "ok", report.all_ok, "checks", report.items);
-		char *text = json_dumps(out, JSON_COMPACT);
 
-		printf("%s\n", text ? text : "{}");
-		free(text);
+		cli_print_json(out);
 		json_decref(out);
 	} else {
 		json_decref(report.items);

@@ -2,13 +2,12 @@
 /* bfbpf log and bfbpf metrics: the daemon's events and counters, for people and scrapers. */
 #include <errno.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli_commands.h"
 #include "client.h"
 #include "sandbox/events.h"
 
@@ -18,9 +17,10 @@ static double cli_duration(const char *text)
 	char *end;
 	double value;
 
+	/* Decimal digits and a fraction ("1.5h"): no blanks, signs, exponents, hex, inf or nan. */
 	errno = 0;
 	value = strtod(text, &end);
-	if (errno || end == text || value < 0)
+	if (errno || end == text || end != text + strspn(text, "0123456789."))
 		return -1;
 	if (!*end || !strcmp(end, "s"))
 		return value;
@@ -38,10 +38,7 @@ static void cli_log_print(json_t *event, bool json)
 	char line[1024];
 
 	if (json) {
-		char *text = json_dumps(event, JSON_COMPACT);
-
-		printf("%s\n", text ? text : "{}");
-		free(text);
+		cli_print_json(event);
 	} else {
 		events_format_line(event, line, sizeof(line));
 		printf("%s\n", line);
@@ -67,78 +64,50 @@ static int cli_log_follow(FILE *stream, bool json)
 	return CLI_EXIT_FAILED;
 }
 
-int cli_log(int argc, char **argv)
-{
-	static const struct option options[] = {
-		{"cgroup", required_argument, NULL, CLI_OPTION_CGROUP},
-		{"pid", required_argument, NULL, CLI_OPTION_PID},
-		{"socket", required_argument, NULL, CLI_OPTION_SOCKET},
-		{"follow", no_argument, NULL, CLI_OPTION_FOLLOW},
-		{"since", required_argument, NULL, CLI_OPTION_SINCE},
-		{"json", no_argument, NULL, CLI_OPTION_JSON},
-		{"help", no_argument, NULL, CLI_OPTION_HELP},
-		{0},
-	};
-	const char *cgroup = NULL, *pid = NULL, *socket_path = NULL;
-	bool follow = false, json = false;
-	char path[PATH_MAX], err[PATH_MAX + 256], *line = NULL;
-	double since = -1;
-	json_t *request = NULL, *reply = NULL, *event;
-	FILE *stream = NULL;
-	size_t capacity = 0, i;
-	int opt, fd, status;
+enum {
+	CLI_LOG_FOLLOW = CLI_OPTION_OWN,
+	CLI_LOG_SINCE,
+};
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		switch (opt) {
-		case CLI_OPTION_CGROUP:
-			cgroup = optarg;
-			break;
-		case CLI_OPTION_PID:
-			pid = optarg;
-			break;
-		case CLI_OPTION_SOCKET:
-			socket_path = optarg;
-			break;
-		case CLI_OPTION_FOLLOW:
-			follow = true;
-			break;
-		case CLI_OPTION_JSON:
-			json = true;
-			break;
-		case CLI_OPTION_SINCE:
-			since = cli_duration(optarg);
-			if (since < 0) {
-				cli_error("--since %s: expected a duration (90s, 5m, 2h, 1d)",
-					  optarg);
-				return CLI_EXIT_USAGE;
-			}
-			break;
-		case CLI_OPTION_HELP:
-			printf("usage: bfbpf log [--cgroup PATH | --pid PID] [--follow] "
-			       "[--since DURATION] [--socket PATH] [--json]\n");
-			return CLI_EXIT_OK;
-		default:
-			cli_error("log: bad option %s (see 'bfbpf --help')", argv[optind - 1]);
-			return CLI_EXIT_USAGE;
-		}
+const struct cli_option cli_log_options[] = {
+	{"follow", NULL, CLI_LOG_FOLLOW, 0, "then print events as they happen, until interrupted"},
+	{"since", "DURATION", CLI_LOG_SINCE, 0, "only events this recent (90s, 5m, 2h, 1d)"},
+	{0},
+};
+
+struct cli_log_args {
+	bool follow;
+	double since; /* seconds; -1: all the daemon keeps */
+};
+
+static int cli_log_option(struct cli_args *args, int id, const char *value, void *ctx)
+{
+	struct cli_log_args *own = ctx;
+
+	(void)args;
+	switch (id) {
+	case CLI_LOG_FOLLOW:
+		own->follow = true;
+		return CLI_EXIT_OK;
+	case CLI_LOG_SINCE:
+		own->since = cli_duration(value);
+		if (own->since < 0)
+			return cli_usage_error("--since %s: expected a duration (90s, 5m, 2h, 1d)",
+					       value);
+		return CLI_EXIT_OK;
 	}
-	status = cli_target_path(cgroup, pid, path, sizeof(path), false);
-	if (status)
-		return status;
-	request = json_pack("{s:s, s:b}", "op", "log", "follow", follow);
-	if (path[0])
-		json_object_set_new(request, "cgroup", json_string(path));
-	if (since >= 0)
-		json_object_set_new(request, "since", json_real(since));
-	fd = client_send(client_socket_path(socket_path), request, err, sizeof(err));
-	json_decref(request);
-	if (fd < 0) {
-		cli_error("%s", err);
-		return CLI_EXIT_FAILED;
-	}
-	stream = fdopen(fd, "r");
-	if (!stream || getline(&line, &capacity, stream) <= 0 ||
+	return CLI_EXIT_USAGE;
+}
+
+/* The first reply line: the events so far. Then, with --follow, one event a line. */
+static int cli_log_read(FILE *stream, bool follow, bool json)
+{
+	json_t *reply = NULL, *event;
+	size_t capacity = 0, i;
+	char *line = NULL;
+	int status;
+
+	if (getline(&line, &capacity, stream) <= 0 ||
 	    !(reply = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL))) {
 		cli_error("the daemon sent no reply");
 		status = CLI_EXIT_FAILED;
@@ -146,9 +115,7 @@ int cli_log(int argc, char **argv)
 	}
 	status = cli_reply_exit(reply);
 	if (status) {
-		cli_error("%s: %s", cli_reply_code(reply),
-			  json_string_value(
-				  json_object_get(json_object_get(reply, "error"), "message")));
+		cli_reply_error(reply);
 		goto cleanup;
 	}
 	json_array_foreach(json_object_get(reply, "events"), i, event) cli_log_print(event, json);
@@ -157,51 +124,81 @@ int cli_log(int argc, char **argv)
 cleanup:
 	free(line);
 	json_decref(reply);
-	if (stream)
-		fclose(stream);
-	else
-		close(fd);
 	return status;
 }
 
-int cli_metrics(int argc, char **argv)
+int cli_log(const struct cli_command *command, int argc, char **argv)
 {
-	static const struct option options[] = {
-		{"socket", required_argument, NULL, CLI_OPTION_SOCKET},
-		{"help", no_argument, NULL, CLI_OPTION_HELP},
-		{0},
-	};
-	const char *socket_path = NULL;
-	json_t *request, *reply = NULL;
-	char err[PATH_MAX + 256];
-	int opt, status;
+	struct cli_log_args own = {.since = -1};
+	char path[PATH_MAX], err[PATH_MAX + 256];
+	json_t *request = NULL;
+	FILE *stream = NULL;
+	struct cli_args args;
+	int fd = -1, status;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (opt == CLI_OPTION_SOCKET) {
-			socket_path = optarg;
-		} else if (opt == CLI_OPTION_HELP) {
-			printf("usage: bfbpf metrics [--socket PATH]\n");
-			return CLI_EXIT_OK;
-		} else {
-			cli_error("metrics: bad option %s (see 'bfbpf --help')", argv[optind - 1]);
-			return CLI_EXIT_USAGE;
-		}
-	}
-	request = json_pack("{s:s}", "op", "metrics");
-	if (client_request(client_socket_path(socket_path), request, &reply, err, sizeof(err))) {
-		json_decref(request);
-		cli_error("%s", err);
-		return CLI_EXIT_FAILED;
-	}
-	json_decref(request);
-	status = cli_reply_exit(reply);
+	cli_args_init(&args);
+	status = cli_parse(command, argc, argv, &args, cli_log_option, &own);
 	if (status)
-		cli_error("%s: %s", cli_reply_code(reply),
-			  json_string_value(
-				  json_object_get(json_object_get(reply, "error"), "message")));
+		goto cleanup;
+	status = cli_target_resolve(&args.target, path, sizeof(path), false);
+	if (status)
+		goto cleanup;
+	request = json_pack("{s:s, s:b}", "op", "log", "follow", own.follow);
+	if (path[0])
+		json_object_set_new(request, "cgroup", json_string(path));
+	if (own.since >= 0)
+		json_object_set_new(request, "since", json_real(own.since));
+	fd = client_send(client_socket_path(args.socket), request, err, sizeof(err));
+	if (fd < 0) {
+		cli_error("%s", err);
+		status = CLI_EXIT_FAILED;
+		goto cleanup;
+	}
+	stream = fdopen(fd, "r");
+	if (!stream) {
+		cli_error("the daemon sent no reply");
+		status = CLI_EXIT_FAILED;
+		goto cleanup;
+	}
+	fd = -1; /* the stream owns it */
+	status = cli_log_read(stream, own.follow, args.json);
+cleanup:
+	if (stream)
+		fclose(stream);
+	if (fd >= 0)
+		close(fd);
+	json_decref(request);
+	cli_args_free(&args);
+	return status;
+}
+
+int cli_metrics(const struct cli_command *command, int argc, char **argv)
+{
+	json_t *request = NULL, *reply = NULL;
+	char err[PATH_MAX + 256];
+	struct cli_args args;
+	const char *text;
+	int status;
+
+	cli_args_init(&args);
+	status = cli_parse(command, argc, argv, &args, NULL, NULL);
+	if (status)
+		goto cleanup;
+	request = json_pack("{s:s}", "op", "metrics");
+	if (client_request(client_socket_path(args.socket), request, &reply, err, sizeof(err))) {
+		cli_error("%s", err);
+		status = CLI_EXIT_FAILED;
+		goto cleanup;
+	}
+	status = cli_reply_exit(reply);
+	text = json_string_value(json_object_get(reply, "text"));
+	if (status)
+		cli_reply_error(reply);
 	else
-		fputs(json_string_value(json_object_get(reply, "text")), stdout);
+		fputs(text ? text : "", stdout);
+cleanup:
 	json_decref(reply);
+	json_decref(request);
+	cli_args_free(&args);
 	return status;
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli_commands.h"
 #include "lib/log.h"
 #include "dns/resolver.h"
 #include "sandbox/sandbox.h"
@@ -54,54 +54,29 @@ static void resolve_print_human(json_t *names, json_t *entries)
 	json_array_foreach(entries, i, value) printf("  %s\n", json_string_value(value));
 }
 
-int cli_resolve(int argc, char **argv)
+int cli_resolve(const struct cli_command *command, int argc, char **argv)
 {
-	static const struct option options[] = {
-		CLI_POLICY_LONG_OPTIONS,
-		{"dns-server", required_argument, NULL, CLI_OPTION_DNS_SERVER},
-		{"json", no_argument, NULL, CLI_OPTION_JSON},
-		{"help", no_argument, NULL, CLI_OPTION_HELP},
-		{0},
-	};
-	struct resolver_options resolver_options = {0};
-	struct cli_policy_args policy_args = {0};
 	struct sandbox_registry registry = {0};
 	struct resolver *resolver = NULL;
+	json_t *names = NULL, *out = NULL;
 	struct allowset set = {0};
 	struct sandbox *view = NULL;
-	bool json = false, have_policy = false;
-	json_t *names = NULL, *out = NULL;
-	int opt, status;
+	bool have_policy = false;
+	struct cli_args args;
+	int status;
 
-	names_config_default(&resolver_options.names);
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		if (cli_policy_option(&policy_args, opt, optarg))
-			continue;
-		if (opt == CLI_OPTION_JSON) {
-			json = true;
-		} else if (opt == CLI_OPTION_DNS_SERVER &&
-			   resolver_options.server_count < RESOLVER_MAX_SERVERS) {
-			resolver_options.servers[resolver_options.server_count++] = optarg;
-		} else if (opt == CLI_OPTION_HELP) {
-			printf("usage: bfbpf resolve POLICY [--dns-server ADDR[:PORT]]... "
-			       "[--json]\n");
-			status = CLI_EXIT_OK;
-			goto cleanup;
-		} else {
-			cli_error("resolve: bad option %s (see 'bfbpf --help')", argv[optind - 1]);
-			status = CLI_EXIT_USAGE;
-			goto cleanup;
-		}
-	}
+	cli_args_init(&args);
+	status = cli_parse(command, argc, argv, &args, NULL, NULL);
+	if (status)
+		goto cleanup;
 	view = calloc(1, sizeof(*view));
-	status = view ? cli_policy_build(&policy_args, &view->policy) : CLI_EXIT_FAILED;
+	status = view ? cli_policy_build(&args.policy, &view->policy) : CLI_EXIT_FAILED;
 	if (status)
 		goto cleanup;
 	have_policy = true;
 	view->policy_known = true;
 	status = CLI_EXIT_FAILED;
-	if (resolver_open(&resolver_options, -1, &resolver) ||
+	if (resolver_open(&args.resolver, -1, &resolver) ||
 	    resolver_policy_ref(resolver, &view->policy)) {
 		cli_error("cannot start the resolver");
 		goto cleanup;
@@ -113,14 +88,10 @@ int cli_resolve(int argc, char **argv)
 	names = sandbox_names_to_json(&registry, view);
 	out = json_pack("{s:b, s:O, s:o}", "ok", 1, "names", names, "entries",
 			resolve_entries_json(&set));
-	if (json) {
-		char *text = json_dumps(out, JSON_COMPACT);
-
-		printf("%s\n", text ? text : "{}");
-		free(text);
-	} else {
+	if (args.json)
+		cli_print_json(out);
+	else
 		resolve_print_human(names, json_object_get(out, "entries"));
-	}
 	status = CLI_EXIT_OK;
 cleanup:
 	json_decref(out);
@@ -130,6 +101,6 @@ cleanup:
 		policy_free(&view->policy);
 	free(view);
 	resolver_close(resolver);
-	cli_policy_args_free(&policy_args);
+	cli_args_free(&args);
 	return status;
 }

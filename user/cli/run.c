@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 
 #include "lib/cgroup.h"
-#include "cli.h"
+#include "cli_commands.h"
 #include "daemon/daemon.h"
 #include "loader/loader.h"
 #include "lib/log.h"
@@ -135,54 +135,38 @@ static int run_remove_pins(const char *pin_dir)
 	return rmdir(pin_dir) && errno != ENOENT ? -errno : 0;
 }
 
-struct run_args {
-	struct cli_policy_args policy;
-	struct resolver_options resolver;
-	const char *cgroup_parent;
-	const char *bpffs;
-	char **command;
+enum {
+	RUN_OPTION_CGROUP_PARENT = CLI_OPTION_OWN,
+	RUN_OPTION_BPFFS,
 };
 
-static int run_parse(int argc, char **argv, struct run_args *args)
-{
-	static const struct option options[] = {
-		CLI_POLICY_LONG_OPTIONS,
-		{"cgroup-parent", required_argument, NULL, CLI_OPTION_CGROUP_PARENT},
-		{"bpffs", required_argument, NULL, CLI_OPTION_BPFFS},
-		{"dns-server", required_argument, NULL, CLI_OPTION_DNS_SERVER},
-		{"help", no_argument, NULL, CLI_OPTION_HELP},
-		{0},
-	};
-	int opt;
+const struct cli_option cli_run_options[] = {
+	{"cgroup-parent", "DIR", RUN_OPTION_CGROUP_PARENT, 0,
+	 "make the transient cgroup in this cgroup v2 directory (default: the cgroup2 root)"},
+	{"bpffs", "DIR", RUN_OPTION_BPFFS, 0,
+	 "pin the programs and maps under this directory (default " RUN_DEFAULT_BPFFS ")"},
+	{0},
+};
 
-	opterr = 0;
-	/* "+": stop at the command, whose own options are not ours. */
-	while ((opt = getopt_long(argc, argv, "+", options, NULL)) != -1) {
-		if (cli_policy_option(&args->policy, opt, optarg))
-			continue;
-		if (opt == CLI_OPTION_CGROUP_PARENT) {
-			args->cgroup_parent = optarg;
-		} else if (opt == CLI_OPTION_BPFFS) {
-			args->bpffs = optarg;
-		} else if (opt == CLI_OPTION_DNS_SERVER &&
-			   args->resolver.server_count < RESOLVER_MAX_SERVERS) {
-			args->resolver.servers[args->resolver.server_count++] = optarg;
-		} else if (opt == CLI_OPTION_HELP) {
-			printf("usage: bfbpf run POLICY [--cgroup-parent DIR] [--bpffs DIR] "
-			       "[--dns-server ADDR[:PORT]]... [--] COMMAND [ARG]...\n");
-			return -1;
-		} else {
-			cli_error("%s: unknown option or missing argument (see 'bfbpf --help')",
-				  argv[optind - 1]);
-			return CLI_EXIT_USAGE;
-		}
+struct run_args {
+	const char *cgroup_parent;
+	const char *bpffs;
+};
+
+static int run_option(struct cli_args *args, int id, const char *value, void *ctx)
+{
+	struct run_args *own = ctx;
+
+	(void)args;
+	switch (id) {
+	case RUN_OPTION_CGROUP_PARENT:
+		own->cgroup_parent = value;
+		return CLI_EXIT_OK;
+	case RUN_OPTION_BPFFS:
+		own->bpffs = value;
+		return CLI_EXIT_OK;
 	}
-	if (optind >= argc) {
-		cli_error("run: a command is required: bfbpf run POLICY -- COMMAND [ARG]...");
-		return CLI_EXIT_USAGE;
-	}
-	args->command = argv + optind;
-	return CLI_EXIT_OK;
+	return CLI_EXIT_USAGE;
 }
 
 /* Attach and verify; only a complete lockdown lets the command start. */
@@ -210,108 +194,131 @@ static int run_confine(struct sandbox_registry *registry, const char *cgroup, st
 	return complete ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 }
 
-int cli_run(int argc, char **argv)
-{
-	struct run_args args = {.bpffs = RUN_DEFAULT_BPFFS};
-	struct resolver *resolver = NULL;
-	char parent[PATH_MAX], cgroup[PATH_MAX], pin_dir[PATH_MAX] = "";
-	struct sandbox_registry registry = {0};
-	struct sandbox *sandbox = NULL;
-	struct loader *loader = NULL;
-	bool have_policy = false, made_cgroup = false;
-	struct policy policy;
-	int status, ready[2] = {-1, -1};
-	pid_t child, self;
+struct run_state {
+	char cgroup[PATH_MAX];
+	char pin_dir[PATH_MAX]; /* "": nothing pinned yet */
+	bool made_cgroup;
+	struct loader *loader;
+	struct resolver *resolver;
+	struct sandbox_registry registry;
+	struct sandbox *sandbox;
+};
 
-	names_config_default(&args.resolver.names);
-	status = run_parse(argc, argv, &args);
-	if (status) {
-		status = status < 0 ? CLI_EXIT_OK : status;
-		goto cleanup;
-	}
-	status = cli_policy_build(&args.policy, &policy);
-	if (status)
-		goto cleanup;
-	have_policy = true;
-	status = CLI_EXIT_FAILED;
-	if (args.cgroup_parent ? cgroup_resolve(args.cgroup_parent, parent, sizeof(parent))
+/* The transient cgroup, the programs pinned in a directory of their own, the names resolved. */
+static int run_prepare(struct run_state *state, const struct run_args *own,
+		       const struct resolver_options *resolver_options, struct policy *policy)
+{
+	char parent[PATH_MAX];
+
+	if (own->cgroup_parent ? cgroup_resolve(own->cgroup_parent, parent, sizeof(parent))
 			       : cgroup_mount_find(parent, sizeof(parent))) {
 		cli_error("cannot find the cgroup v2 parent %s (run 'bfbpf check')",
-			  args.cgroup_parent ? args.cgroup_parent : "mount");
-		goto cleanup;
+			  own->cgroup_parent ? own->cgroup_parent : "mount");
+		return CLI_EXIT_FAILED;
 	}
-	snprintf(cgroup, sizeof(cgroup), "%s/bfbpf-run-%d", parent, (int)getpid());
-	snprintf(pin_dir, sizeof(pin_dir), "%s/%d", args.bpffs, (int)getpid());
-	if (mkdir(cgroup, 0755)) {
-		cli_error("creating cgroup %s: %s", cgroup, strerror(errno));
-		goto cleanup;
+	snprintf(state->cgroup, sizeof(state->cgroup), "%s/bfbpf-run-%d", parent, (int)getpid());
+	snprintf(state->pin_dir, sizeof(state->pin_dir), "%s/%d", own->bpffs, (int)getpid());
+	if (mkdir(state->cgroup, 0755)) {
+		cli_error("creating cgroup %s: %s", state->cgroup, strerror(errno));
+		return CLI_EXIT_FAILED;
 	}
-	made_cgroup = true;
+	state->made_cgroup = true;
 	/* The command's output is the user's: bfbpf itself speaks only of problems. */
 	log_set_level(LOG_LEVEL_WARN);
 	log_capture_libbpf();
-	if (daemon_bpffs_ensure(pin_dir) || loader_open(pin_dir, &loader)) {
+	if (daemon_bpffs_ensure(state->pin_dir) || loader_open(state->pin_dir, &state->loader)) {
 		cli_error("cannot load the BPF programs (run 'bfbpf check')");
-		goto cleanup;
+		return CLI_EXIT_FAILED;
 	}
-	sandbox_registry_init(&registry, loader, NULL);
+	sandbox_registry_init(&state->registry, state->loader, NULL);
 	/* Names are resolved once, before the command starts (no daemon keeps them fresh). */
-	if (resolver_open(&args.resolver, -1, &resolver) ||
-	    resolver_policy_ref(resolver, &policy)) {
+	if (resolver_open(resolver_options, -1, &state->resolver) ||
+	    resolver_policy_ref(state->resolver, policy)) {
 		cli_error("cannot start the resolver");
-		goto cleanup;
+		return CLI_EXIT_FAILED;
 	}
-	if (resolver_wait_settled(resolver, &policy, RESOLVER_SETTLE_TIMEOUT_MS))
+	if (resolver_wait_settled(state->resolver, policy, RESOLVER_SETTLE_TIMEOUT_MS))
 		log_warn("some names did not answer within %d ms; they allow nothing",
 			 RESOLVER_SETTLE_TIMEOUT_MS);
-	registry.resolver = resolver;
+	state->registry.resolver = state->resolver;
+	return CLI_EXIT_OK;
+}
+
+/* Fork the command, which waits on a pipe until the lockdown is verified; its exit status. */
+static int run_command(struct run_state *state, char **command, struct policy *policy)
+{
+	int status, ready[2];
+	pid_t child, self;
+
 	if (run_install_forwarding() || pipe2(ready, O_CLOEXEC))
-		goto cleanup;
+		return CLI_EXIT_FAILED;
 	self = getpid();
 	child = fork();
 	if (child < 0) {
 		cli_error("fork: %s", strerror(errno));
-		goto cleanup;
+		close(ready[0]);
+		close(ready[1]);
+		return CLI_EXIT_FAILED;
 	}
 	if (child == 0) {
 		close(ready[1]);
-		run_child(cgroup, self, args.command, ready[0], policy.mode != POLICY_MODE_PUBLIC);
+		run_child(state->cgroup, self, command, ready[0],
+			  policy->mode != POLICY_MODE_PUBLIC);
 	}
 	run_child_pid = child;
 	close(ready[0]);
-	ready[0] = -1;
-	status = run_confine(&registry, cgroup, &policy, &sandbox);
-	if (status) {
-		close(ready[1]); /* the child sees EOF and exits without running anything */
-		ready[1] = -1;
-		run_wait(child);
-		goto cleanup;
-	}
-	if (write(ready[1], "g", 1) != 1) {
+	status = run_confine(&state->registry, state->cgroup, policy, &state->sandbox);
+	if (!status && write(ready[1], "g", 1) != 1)
 		status = CLI_EXIT_FAILED;
-		goto cleanup;
+	/* After a failure the child sees EOF and exits without running anything. */
+	close(ready[1]);
+	if (status) {
+		run_wait(child);
+		return status;
 	}
-	status = run_wait(child);
-cleanup:
-	if (ready[0] >= 0)
-		close(ready[0]);
-	if (ready[1] >= 0)
-		close(ready[1]);
-	/* Kill leftovers while still confined, then detach: nothing runs unconfined. */
-	if (made_cgroup && cgroup_kill_and_remove(cgroup))
-		cli_error("cannot remove cgroup %s; it stays confined", cgroup);
-	else if (sandbox) {
-		struct sandbox_error error;
+	return run_wait(child);
+}
 
-		sandbox_detach(&registry, sandbox, &error);
-	}
-	sandbox_registry_free(&registry);
-	resolver_close(resolver);
-	loader_close(loader);
-	if (pin_dir[0])
-		run_remove_pins(pin_dir); /* what loading made, even if it failed part-way */
+static void run_teardown(struct run_state *state)
+{
+	struct sandbox_error error;
+
+	/* Kill leftovers while still confined, then detach: nothing runs unconfined. */
+	if (state->made_cgroup && cgroup_kill_and_remove(state->cgroup))
+		cli_error("cannot remove cgroup %s; it stays confined", state->cgroup);
+	else if (state->sandbox)
+		sandbox_detach(&state->registry, state->sandbox, &error);
+	sandbox_registry_free(&state->registry);
+	resolver_close(state->resolver);
+	loader_close(state->loader);
+	if (state->pin_dir[0])
+		run_remove_pins(state->pin_dir); /* what loading made, even if it failed part-way */
+}
+
+int cli_run(const struct cli_command *command, int argc, char **argv)
+{
+	struct run_args own = {.bpffs = RUN_DEFAULT_BPFFS};
+	struct run_state state = {0};
+	bool have_policy = false;
+	struct cli_args args;
+	struct policy policy;
+	int status;
+
+	cli_args_init(&args);
+	status = cli_parse(command, argc, argv, &args, run_option, &own);
+	if (status)
+		goto cleanup;
+	status = cli_policy_build(&args.policy, &policy);
+	if (status)
+		goto cleanup;
+	have_policy = true;
+	status = run_prepare(&state, &own, &args.resolver, &policy);
+	if (!status)
+		status = run_command(&state, args.operands, &policy);
+cleanup:
+	run_teardown(&state);
 	if (have_policy)
 		policy_free(&policy);
-	cli_policy_args_free(&args.policy);
+	cli_args_free(&args);
 	return status;
 }
