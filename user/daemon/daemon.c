@@ -176,7 +176,7 @@ static int daemon_client_send(struct daemon_client *client, json_t *reply)
 {
 	char *text = json_dumps(reply, JSON_COMPACT);
 	size_t length, sent = 0;
-	uint64_t started_ms = ctl_monotonic_ms();
+	uint64_t started_ms = log_monotonic_ms();
 	int waited_ms = 0;
 
 	json_decref(reply);
@@ -194,7 +194,7 @@ static int daemon_client_send(struct daemon_client *client, json_t *reply)
 		}
 		/* And a trickling reader gets 5 s in all: the daemon has others to serve. */
 		if (n < 0 && errno == EAGAIN && waited_ms < 1000 &&
-		    ctl_monotonic_ms() - started_ms < 5000) {
+		    log_monotonic_ms() - started_ms < 5000) {
 			struct pollfd poller = {.fd = client->fd, .events = POLLOUT};
 
 			/* Counted only when the peer made no room at all. */
@@ -368,7 +368,7 @@ static void daemon_after_events(struct daemon *daemon)
 /* Wake up for the earliest waiting reply's deadline, if any. */
 static int daemon_wait_ms(const struct daemon *daemon)
 {
-	uint64_t now = ctl_monotonic_ms(), earliest = UINT64_MAX;
+	uint64_t now = log_monotonic_ms(), earliest = UINT64_MAX;
 
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
 		if (daemon->clients[i].fd >= 0 && daemon->clients[i].pending.active &&

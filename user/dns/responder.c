@@ -12,7 +12,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "daemon/ctl.h"
 #include "dns.h"
 #include "sandbox/events.h"
 #include "lib/hostmatch.h"
@@ -189,7 +188,7 @@ int responder_open(struct responder_context *context, struct sandbox *sandbox, i
 	for (int i = 0; i < RESPONDER_MAX_TCP; i++)
 		responder->tcp[i].fd = -1;
 	responder->tokens = 2.0 * context->rate_per_second;
-	responder->tokens_at_ms = ctl_monotonic_ms();
+	responder->tokens_at_ms = log_monotonic_ms();
 	err = responder_bind_all(responder, netns_fd, want_port);
 	if (err) {
 		free(responder);
@@ -253,7 +252,7 @@ bool responder_has_v6(const struct responder *responder)
 /* Token bucket: a sandbox that floods its resolver slows only itself. */
 static bool responder_take_token(struct responder *responder)
 {
-	uint64_t now = ctl_monotonic_ms();
+	uint64_t now = log_monotonic_ms();
 
 	responder->tokens += (double)(now - responder->tokens_at_ms) *
 			     responder->context->rate_per_second / 1000.0;
@@ -390,7 +389,7 @@ static void responder_wait(struct responder *responder, const struct responder_p
 	slot->peer = where->peer;
 	slot->peer_length = where->peer_length;
 	slot->tcp_fd = where->tcp_fd;
-	slot->deadline_ms = ctl_monotonic_ms() + RESPONDER_QUERY_TIMEOUT_MS;
+	slot->deadline_ms = log_monotonic_ms() + RESPONDER_QUERY_TIMEOUT_MS;
 	slot->used = true;
 	responder->pending[index] = slot;
 	resolver_tick(responder->context->resolver); /* starts the round if the name is due */
@@ -458,7 +457,7 @@ static void responder_query(struct responder *responder, struct responder_pendin
 
 void responder_poll(struct responder *responder)
 {
-	uint64_t now = ctl_monotonic_ms();
+	uint64_t now = log_monotonic_ms();
 	time_t wall = time(NULL);
 
 	for (int i = 0; i < RESPONDER_MAX_IN_FLIGHT; i++) {
