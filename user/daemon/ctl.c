@@ -9,6 +9,7 @@
 #include "ctl.h"
 #include "sandbox/events.h"
 #include "lib/log.h"
+#include "metrics.h"
 #include "dns/resolver.h"
 #include "sandbox/verify.h"
 
@@ -301,7 +302,7 @@ static json_t *ctl_metrics(struct sandbox_registry *registry)
 
 	if (!registry->events)
 		return ctl_reply_error("no_events", "this daemon keeps no counters");
-	text = events_metrics_text(registry->events);
+	text = metrics_text(registry);
 	if (!text)
 		return NULL;
 	reply = ctl_reply_ok(json_pack("{s:s}", "text", text));

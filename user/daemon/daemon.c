@@ -387,7 +387,7 @@ static int daemon_wait_ms(const struct daemon *daemon)
 
 static void daemon_metrics_serve(struct daemon *daemon)
 {
-	metrics_http_serve(daemon->metrics_fd, daemon->events);
+	metrics_http_serve(daemon->metrics_fd, &daemon->registry);
 }
 
 static int daemon_metrics_listen(struct daemon *daemon, const char *address)

@@ -604,13 +604,18 @@ json_t *responder_status(const struct responder *responder)
 	for (size_t i = 0; i < sandbox->learned_count; i++)
 		json_array_append_new(learned,
 				      responder_learned_json(responder, &sandbox->learned[i]));
-	return json_pack(
-		"{s:i, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:I}}", "port", responder->port,
-		"ipv6", responder->v6, "learned", learned, "queries", "answered",
-		(json_int_t)responder->answered, "nodata", (json_int_t)responder->nodata, "refused",
-		(json_int_t)responder->refused, "failed", (json_int_t)responder->failed, "formerr",
-		(json_int_t)responder->formerr, "dropped_rate", (json_int_t)responder->dropped_rate,
-		"dropped_busy", (json_int_t)responder->dropped_busy);
+	return json_pack("{s:i, s:b, s:o, s:o}", "port", responder->port, "ipv6", responder->v6,
+			 "learned", learned, "queries", responder_counters(responder));
+}
+
+json_t *responder_counters(const struct responder *responder)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "answered",
+			 (json_int_t)responder->answered, "nodata", (json_int_t)responder->nodata,
+			 "refused", (json_int_t)responder->refused, "failed",
+			 (json_int_t)responder->failed, "formerr", (json_int_t)responder->formerr,
+			 "dropped_rate", (json_int_t)responder->dropped_rate, "dropped_busy",
+			 (json_int_t)responder->dropped_busy);
 }
 
 bool responder_has_pending(const struct responder *responder)

@@ -58,5 +58,7 @@ bool responder_has_pending(const struct responder *responder);
 
 /* Counters and what was learned, for status. */
 json_t *responder_status(const struct responder *responder);
+/* The query counters alone (status's "queries"; metrics read them too). */
+json_t *responder_counters(const struct responder *responder);
 
 #endif /* BFBPF_RESPONDER_H */
