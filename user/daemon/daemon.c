@@ -492,9 +492,8 @@ static int daemon_setup_resolver(struct daemon *daemon)
 	daemon->registry.resolver = daemon->resolver;
 	daemon->dns.epoll_fd = daemon->epoll_fd;
 	daemon->dns.rate_per_second = daemon->options->dns_rate;
-	daemon->dns.registry = &daemon->registry;
 	daemon->dns.resolver = daemon->resolver;
-	daemon->registry.dns = &daemon->dns;
+	sandbox_registry_set_dns(&daemon->registry, &daemon->dns);
 	err = events_open(daemon->registry.loader, &daemon->registry, daemon->epoll_fd,
 			  &daemon->events);
 	if (err)
