@@ -8,6 +8,7 @@
 #include "events.h"
 #include "lib/log.h"
 #include "sandbox.h"
+#include "sandbox_internal.h"
 
 static const struct policy *sandbox_dns_policy(void *data, void *owner)
 {
@@ -81,6 +82,22 @@ static const struct responder_ops sandbox_dns_ops = {
 	.refused = sandbox_dns_refused,
 	.learned = sandbox_dns_learned,
 };
+
+int sandbox_dns_start(struct sandbox_registry *registry, struct sandbox *sandbox,
+		      uint16_t want_port)
+{
+	int err;
+
+	if (!registry->dns)
+		return 0;
+	err = responder_open(registry->dns, sandbox, sandbox->netns_fd, want_port,
+			     &sandbox->responder);
+	if (err)
+		return err;
+	sandbox->dns_port = responder_port(sandbox->responder);
+	sandbox->dns_v6 = responder_has_v6(sandbox->responder);
+	return 0;
+}
 
 void sandbox_registry_set_dns(struct sandbox_registry *registry, struct responder_context *dns)
 {
