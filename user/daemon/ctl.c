@@ -9,6 +9,7 @@
 #include "ctl.h"
 #include "sandbox/events.h"
 #include "lib/log.h"
+#include "metrics.h"
 #include "dns/resolver.h"
 #include "sandbox/verify.h"
 
@@ -228,14 +229,6 @@ static json_t *ctl_verify(struct sandbox_registry *registry, struct sandbox *san
 	return ctl_reply_ok(reply);
 }
 
-uint64_t ctl_monotonic_ms(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
-}
-
 void ctl_pending_clear(struct ctl_pending *pending)
 {
 	json_decref(pending->reply);
@@ -274,7 +267,7 @@ json_t *ctl_pending_poll(struct sandbox_registry *registry, struct ctl_pending *
 		ctl_pending_clear(pending);
 		return ctl_reply_error("not_attached", "the sandbox was detached meanwhile");
 	}
-	if (!sandbox_names_settled(registry, sandbox) && ctl_monotonic_ms() < pending->deadline_ms)
+	if (!sandbox_names_settled(registry, sandbox) && log_monotonic_ms() < pending->deadline_ms)
 		return NULL;
 	reply = ctl_reply_finish(registry, sandbox, pending->reply, true);
 	pending->reply = NULL;
@@ -309,7 +302,7 @@ static json_t *ctl_metrics(struct sandbox_registry *registry)
 
 	if (!registry->events)
 		return ctl_reply_error("no_events", "this daemon keeps no counters");
-	text = events_metrics_text(registry->events);
+	text = metrics_text(registry);
 	if (!text)
 		return NULL;
 	reply = ctl_reply_ok(json_pack("{s:s}", "text", text));
@@ -360,7 +353,7 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 		pending->active = true;
 		pending->cgroup_id = sandbox->cgroup_id;
 		pending->reply = reply;
-		pending->deadline_ms = ctl_monotonic_ms() + RESOLVER_SETTLE_TIMEOUT_MS;
+		pending->deadline_ms = log_monotonic_ms() + RESOLVER_SETTLE_TIMEOUT_MS;
 		return NULL;
 	}
 	return ctl_reply_finish(registry, sandbox, reply, false);

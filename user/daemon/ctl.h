@@ -75,6 +75,5 @@ json_t *ctl_handle_line(struct sandbox_registry *registry, const char *line, siz
 /* The waiting reply once its names answered (or time ran out); NULL while it waits. */
 json_t *ctl_pending_poll(struct sandbox_registry *registry, struct ctl_pending *pending);
 void ctl_pending_clear(struct ctl_pending *pending);
-uint64_t ctl_monotonic_ms(void);
 
 #endif /* BFBPF_CTL_H */

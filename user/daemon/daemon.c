@@ -28,6 +28,7 @@
 #include "sandbox/events.h"
 #include "metrics_http.h"
 #include "daemon.h"
+#include "daemon_internal.h"
 #include "loader/loader.h"
 #include "lib/log.h"
 #include "dns/resolver.h"
@@ -35,28 +36,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/verify.h"
 
-#define DAEMON_MAX_CLIENTS 256
 #define DAEMON_MMAP_THRESHOLD (128 << 10) /* glibc's initial value, kept */
-
-struct daemon_client {
-	int fd;
-	char *buffer;
-	size_t length, capacity;
-	time_t last_activity;
-	struct ctl_pending pending; /* a reply waiting for names; lines after it wait too */
-	bool following;		    /* log --follow: events stream out; input is ignored */
-};
-
-struct daemon {
-	const struct daemon_options *options;
-	struct sandbox_registry registry;
-	struct resolver *resolver;
-	struct responder_context dns;
-	struct events *events;
-	int metrics_fd; /* --metrics-listen, or -1 */
-	int epoll_fd, listen_fd, signal_fd, timer_fd;
-	struct daemon_client clients[DAEMON_MAX_CLIENTS];
-};
 
 int daemon_bpffs_ensure(const char *dir)
 {
@@ -141,181 +121,11 @@ static int daemon_listen(const char *path)
 	return fd;
 }
 
-static int daemon_epoll_add(struct daemon *daemon, int fd)
+int daemon_epoll_add(struct daemon *daemon, int fd)
 {
 	struct epoll_event event = {.events = EPOLLIN, .data.fd = fd};
 
 	return epoll_ctl(daemon->epoll_fd, EPOLL_CTL_ADD, fd, &event) ? -errno : 0;
-}
-
-static void daemon_client_close(struct daemon *daemon, struct daemon_client *client)
-{
-	events_unfollow(daemon->events, client->fd);
-	ctl_pending_clear(&client->pending);
-	epoll_ctl(daemon->epoll_fd, EPOLL_CTL_DEL, client->fd, NULL);
-	close(client->fd);
-	free(client->buffer);
-	memset(client, 0, sizeof(*client));
-	client->fd = -1;
-}
-
-static struct daemon_client *daemon_client_of(struct daemon *daemon, int fd)
-{
-	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
-		if (daemon->clients[i].fd == fd)
-			return &daemon->clients[i];
-	return NULL;
-}
-
-/*
- * Replies go out at once; a peer that stops reading (no progress for a
- * second while its receive buffer is full) loses the rest and is dropped by
- * the caller. A large reply to a reader that keeps reading goes out whole.
- */
-static int daemon_client_send(struct daemon_client *client, json_t *reply)
-{
-	char *text = json_dumps(reply, JSON_COMPACT);
-	size_t length, sent = 0;
-	uint64_t started_ms = ctl_monotonic_ms();
-	int waited_ms = 0;
-
-	json_decref(reply);
-	if (!text)
-		return -ENOMEM;
-	length = strlen(text);
-	text[length++] = '\n'; /* replaces the terminator; length counts it */
-	while (sent < length) {
-		ssize_t n = send(client->fd, text + sent, length - sent, MSG_NOSIGNAL);
-
-		if (n > 0) {
-			sent += (size_t)n;
-			waited_ms = 0;
-			continue;
-		}
-		/* And a trickling reader gets 5 s in all: the daemon has others to serve. */
-		if (n < 0 && errno == EAGAIN && waited_ms < 1000 &&
-		    ctl_monotonic_ms() - started_ms < 5000) {
-			struct pollfd poller = {.fd = client->fd, .events = POLLOUT};
-
-			/* Counted only when the peer made no room at all. */
-			if (poll(&poller, 1, 100) == 0)
-				waited_ms += 100;
-			continue;
-		}
-		break;
-	}
-	free(text);
-	return sent == length ? 0 : -EPIPE;
-}
-
-static bool daemon_peer_allowed(const struct daemon *daemon, int fd)
-{
-	struct ucred peer;
-	socklen_t size = sizeof(peer);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &size))
-		return false;
-	if (peer.uid == 0)
-		return true;
-	if (daemon->options->socket_group != (gid_t)-1 && peer.gid == daemon->options->socket_group)
-		return true;
-	log_warn("refused a client with uid %u gid %u pid %d", peer.uid, peer.gid, peer.pid);
-	return false;
-}
-
-static void daemon_accept(struct daemon *daemon)
-{
-	struct daemon_client *slot;
-	int fd = accept4(daemon->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	slot = daemon_client_of(daemon, -1);
-	if (!slot || !daemon_peer_allowed(daemon, fd)) {
-		struct daemon_client refused = {.fd = fd};
-
-		daemon_client_send(&refused,
-				   slot ? ctl_reply_error("forbidden",
-							  "only root or the socket group may use "
-							  "bfbpf")
-					: ctl_reply_error("busy", "too many clients; retry"));
-		close(fd);
-		return;
-	}
-	slot->fd = fd;
-	slot->last_activity = time(NULL);
-	if (daemon_epoll_add(daemon, fd))
-		daemon_client_close(daemon, slot);
-}
-
-/* Serves every complete line in the client's buffer. */
-static void daemon_client_serve_lines(struct daemon *daemon, struct daemon_client *client)
-{
-	char *newline;
-
-	while (!client->pending.active && !client->following && client->buffer &&
-	       (newline = memchr(client->buffer, '\n', client->length))) {
-		size_t line_length = (size_t)(newline - client->buffer);
-		json_t *reply = ctl_handle_line(&daemon->registry, client->buffer, line_length,
-						&client->pending);
-
-		client->length -= line_length + 1;
-		memmove(client->buffer, newline + 1, client->length);
-		if (!reply && client->pending.active)
-			continue; /* waits for names: daemon_after_events sends it */
-		if (daemon_client_send(client, reply)) {
-			daemon_client_close(daemon, client);
-			return;
-		}
-		if (client->pending.follow) {
-			client->pending.follow = false;
-			if (events_follow(daemon->events, client->fd,
-					  client->pending.follow_cgroup_id)) {
-				daemon_client_send(client,
-						   ctl_reply_error("busy", "too many followers"));
-				daemon_client_close(daemon, client);
-				return;
-			}
-			client->following = true;
-		}
-	}
-}
-
-static void daemon_client_read(struct daemon *daemon, struct daemon_client *client)
-{
-	char chunk[65536];
-	ssize_t n = recv(client->fd, chunk, sizeof(chunk), 0);
-
-	if (n < 0 && errno == EAGAIN)
-		return;
-	if (n <= 0) {
-		daemon_client_close(daemon, client);
-		return;
-	}
-	client->last_activity = time(NULL);
-	if (client->length + (size_t)n > CTL_MAX_REQUEST_BYTES + 1) {
-		daemon_client_send(client, ctl_reply_error("too_large", CTL_TOO_LARGE_MESSAGE));
-		daemon_client_close(daemon, client);
-		return;
-	}
-	/* Grown as lines arrive: most requests are small, a 100,000-entry policy is not. */
-	if (client->length + (size_t)n > client->capacity) {
-		size_t capacity = client->capacity ? client->capacity : 65536;
-		char *grown;
-
-		while (capacity < client->length + (size_t)n)
-			capacity *= 2;
-		grown = realloc(client->buffer, capacity);
-		if (!grown) {
-			daemon_client_close(daemon, client);
-			return;
-		}
-		client->buffer = grown;
-		client->capacity = capacity;
-	}
-	memcpy(client->buffer + client->length, chunk, (size_t)n);
-	client->length += (size_t)n;
-	daemon_client_serve_lines(daemon, client);
 }
 
 static void daemon_tick(struct daemon *daemon)
@@ -368,7 +178,7 @@ static void daemon_after_events(struct daemon *daemon)
 /* Wake up for the earliest waiting reply's deadline, if any. */
 static int daemon_wait_ms(const struct daemon *daemon)
 {
-	uint64_t now = ctl_monotonic_ms(), earliest = UINT64_MAX;
+	uint64_t now = log_monotonic_ms(), earliest = UINT64_MAX;
 
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
 		if (daemon->clients[i].fd >= 0 && daemon->clients[i].pending.active &&
@@ -387,7 +197,7 @@ static int daemon_wait_ms(const struct daemon *daemon)
 
 static void daemon_metrics_serve(struct daemon *daemon)
 {
-	metrics_http_serve(daemon->metrics_fd, daemon->events);
+	metrics_http_serve(daemon->metrics_fd, &daemon->registry);
 }
 
 static int daemon_metrics_listen(struct daemon *daemon, const char *address)
@@ -492,9 +302,8 @@ static int daemon_setup_resolver(struct daemon *daemon)
 	daemon->registry.resolver = daemon->resolver;
 	daemon->dns.epoll_fd = daemon->epoll_fd;
 	daemon->dns.rate_per_second = daemon->options->dns_rate;
-	daemon->dns.registry = &daemon->registry;
 	daemon->dns.resolver = daemon->resolver;
-	daemon->registry.dns = &daemon->dns;
+	sandbox_registry_set_dns(&daemon->registry, &daemon->dns);
 	err = events_open(daemon->registry.loader, &daemon->registry, daemon->epoll_fd,
 			  &daemon->events);
 	if (err)
@@ -517,6 +326,57 @@ static int daemon_lock(const char *bpffs_dir)
 		return -EBUSY;
 	}
 	return fd;
+}
+
+/* The pin directory on a bpffs, held by this daemon alone, and the programs loaded into it. */
+static int daemon_open_pins(const struct daemon_options *options, int *lock_fd,
+			    struct loader **loader)
+{
+	int err = daemon_bpffs_ensure(options->bpffs_dir);
+
+	if (err)
+		return err;
+	err = daemon_mkdir_parents(options->bpffs_dir, 0700);
+	if (!err && mkdir(options->bpffs_dir, 0700) && errno != EEXIST)
+		err = -errno;
+	if (err) {
+		log_error("creating %s: %s", options->bpffs_dir, strerror(-err));
+		return err;
+	}
+	*lock_fd = daemon_lock(options->bpffs_dir);
+	if (*lock_fd < 0)
+		return *lock_fd;
+	err = loader_open(options->bpffs_dir, loader);
+	if (err)
+		return err;
+	malloc_trim(0); /* loading parsed the kernel's BTF: tens of MiB, no longer needed */
+	return 0;
+}
+
+/* Closes what daemon_run opened, in reverse order (each part may be missing). */
+static void daemon_close(struct daemon *daemon, int lock_fd, struct loader *loader)
+{
+	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
+		if (daemon->clients[i].fd >= 0)
+			daemon_client_close(daemon, &daemon->clients[i]);
+	if (daemon->listen_fd >= 0) {
+		close(daemon->listen_fd);
+		unlink(daemon->options->socket_path);
+	}
+	if (daemon->epoll_fd >= 0)
+		close(daemon->epoll_fd);
+	if (daemon->timer_fd >= 0)
+		close(daemon->timer_fd);
+	if (daemon->signal_fd >= 0)
+		close(daemon->signal_fd);
+	sandbox_registry_free(&daemon->registry);
+	events_close(daemon->events);
+	if (daemon->metrics_fd >= 0)
+		close(daemon->metrics_fd);
+	resolver_close(daemon->resolver);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	loader_close(loader);
 }
 
 int daemon_run(const struct daemon_options *options)
@@ -544,25 +404,9 @@ int daemon_run(const struct daemon_options *options)
 	snprintf(state_dir, sizeof(state_dir), "%s", options->state_dir ? options->state_dir : "");
 	if (!options->state_dir)
 		snprintf(state_dir, sizeof(state_dir), "%s/state", dirname(socket_copy));
-	err = daemon_bpffs_ensure(options->bpffs_dir);
+	err = daemon_open_pins(options, &lock_fd, &loader);
 	if (err)
 		goto cleanup;
-	err = daemon_mkdir_parents(options->bpffs_dir, 0700);
-	if (!err && mkdir(options->bpffs_dir, 0700) && errno != EEXIST)
-		err = -errno;
-	if (err) {
-		log_error("creating %s: %s", options->bpffs_dir, strerror(-err));
-		goto cleanup;
-	}
-	lock_fd = daemon_lock(options->bpffs_dir);
-	if (lock_fd < 0) {
-		err = lock_fd;
-		goto cleanup;
-	}
-	err = loader_open(options->bpffs_dir, &loader);
-	if (err)
-		goto cleanup;
-	malloc_trim(0); /* loading parsed the kernel's BTF: tens of MiB, no longer needed */
 	err = daemon_mkdir_parents(state_dir, 0700);
 	if (!err)
 		err = sandbox_registry_init(&daemon.registry, loader, state_dir);
@@ -601,26 +445,6 @@ int daemon_run(const struct daemon_options *options)
 		 options->bpffs_dir, daemon.registry.count);
 	err = daemon_loop(&daemon);
 cleanup:
-	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
-		if (daemon.clients[i].fd >= 0)
-			daemon_client_close(&daemon, &daemon.clients[i]);
-	if (daemon.listen_fd >= 0) {
-		close(daemon.listen_fd);
-		unlink(options->socket_path);
-	}
-	if (daemon.epoll_fd >= 0)
-		close(daemon.epoll_fd);
-	if (daemon.timer_fd >= 0)
-		close(daemon.timer_fd);
-	if (daemon.signal_fd >= 0)
-		close(daemon.signal_fd);
-	sandbox_registry_free(&daemon.registry);
-	events_close(daemon.events);
-	if (daemon.metrics_fd >= 0)
-		close(daemon.metrics_fd);
-	resolver_close(daemon.resolver);
-	if (lock_fd >= 0)
-		close(lock_fd);
-	loader_close(loader);
+	daemon_close(&daemon, lock_fd, loader);
 	return err;
 }

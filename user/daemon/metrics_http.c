@@ -9,11 +9,11 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
-#include "sandbox/events.h"
+#include "metrics.h"
 #include "metrics_http.h"
 
 /* One scrape: answer whatever was asked with the metrics, then close (HTTP/1.0). */
-void metrics_http_serve(int listen_fd, struct events *events)
+void metrics_http_serve(int listen_fd, struct sandbox_registry *registry)
 {
 	static const char header[] = "HTTP/1.0 200 OK\r\nContent-Type: text/plain; "
 				     "version=0.0.4\r\nConnection: close\r\n\r\n";
@@ -26,7 +26,7 @@ void metrics_http_serve(int listen_fd, struct events *events)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
 	if (recv(fd, request, sizeof(request), 0) > 0) {
-		text = events_metrics_text(events);
+		text = metrics_text(registry);
 		if (send(fd, header, sizeof(header) - 1, MSG_NOSIGNAL) > 0 && text)
 			send(fd, text, strlen(text), MSG_NOSIGNAL);
 		free(text);

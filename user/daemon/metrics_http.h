@@ -3,11 +3,11 @@
 #ifndef BFBPF_METRICS_HTTP_H
 #define BFBPF_METRICS_HTTP_H
 
-struct events;
+struct sandbox_registry;
 
 /* Listen on ADDR:PORT ([v6]:PORT); returns the non-blocking listening fd or -errno. */
 int metrics_http_listen(const char *address);
 /* Answer one connection waiting on the listening fd, then close it. */
-void metrics_http_serve(int listen_fd, struct events *events);
+void metrics_http_serve(int listen_fd, struct sandbox_registry *registry);
 
 #endif /* BFBPF_METRICS_HTTP_H */

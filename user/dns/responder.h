@@ -7,16 +7,22 @@
  * into the sandbox's policy, and only then is the reply sent, holding just
  * the addresses the maps allow. Other names get REFUSED. Bounded per sandbox:
  * learned names (LRU), queries in flight, queries per second, TCP connections.
+ *
+ * The responder knows no sandbox: what it needs of one (the policy, learning
+ * a name, programming it) it asks through a table of operations that the
+ * owner fills in (the sandbox registry; a fake one in the unit test).
  */
 #ifndef BFBPF_RESPONDER_H
 #define BFBPF_RESPONDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <jansson.h>
+#include <netinet/in.h>
 
-struct sandbox;
-struct sandbox_registry;
+struct policy;
 struct resolver;
 
 /* Documented limits (docs/dns.md). */
@@ -28,21 +34,44 @@ struct resolver;
 #define RESPONDER_TCP_IDLE_SECONDS 10
 #define RESPONDER_QUERY_TIMEOUT_MS 5000
 
+/*
+ * What a responder asks of its owner. Every operation gets the context's
+ * ops_data (the registry) and the responder's owner (the sandbox).
+ */
+struct responder_ops {
+	/* The policy queries are decided by; NULL: unknown, every query is refused. */
+	const struct policy *(*policy)(void *data, void *owner);
+	/* Remember an allowed name (normalised) so that its addresses get programmed. */
+	int (*learn)(void *data, void *owner, const char *name);
+	/* Has every name of the policy answered once? Answers wait until then. */
+	bool (*settled)(void *data, void *owner);
+	/* Program what was learned: called before every answer goes out. */
+	void (*refresh)(void *data, void *owner);
+	/* Does the owner's filter allow this address now? An answer holds only those. */
+	bool (*programmed)(void *data, void *owner, const struct in6_addr *addr);
+	/* A query was refused (the name as asked): the owner logs it and records an event. */
+	void (*refused)(void *data, void *owner, const char *name, unsigned int qtype);
+	/* The index-th learned name and its last use, for status; false past the last one. */
+	bool (*learned)(void *data, void *owner, size_t index, const char **name,
+			time_t *last_used);
+};
+
 struct responder_context {
 	int epoll_fd;
 	unsigned int rate_per_second; /* --dns-rate */
-	struct sandbox_registry *registry;
 	struct resolver *resolver;
+	const struct responder_ops *ops;
+	void *ops_data; /* the ops' first argument */
 };
 
 struct responder;
 
 /*
- * Listen for a sandbox: in its network namespace when netns_fd >= 0; on
- * want_port if non-zero (re-adoption), else on a free port.
+ * Listen for an owner (a sandbox): in its network namespace when netns_fd >= 0;
+ * on want_port if non-zero (re-adoption), else on a free port.
  */
-int responder_open(struct responder_context *context, struct sandbox *sandbox, int netns_fd,
-		   uint16_t want_port, struct responder **out);
+int responder_open(struct responder_context *context, void *owner, int netns_fd, uint16_t want_port,
+		   struct responder **out);
 void responder_close(struct responder *responder);
 
 uint16_t responder_port(const struct responder *responder);
@@ -58,5 +87,7 @@ bool responder_has_pending(const struct responder *responder);
 
 /* Counters and what was learned, for status. */
 json_t *responder_status(const struct responder *responder);
+/* The query counters alone (status's "queries"; metrics read them too). */
+json_t *responder_counters(const struct responder *responder);
 
 #endif /* BFBPF_RESPONDER_H */

@@ -41,6 +41,14 @@ double log_clock_ms(void)
 	return (double)now.tv_sec * 1e3 + (double)now.tv_nsec / 1e6;
 }
 
+uint64_t log_monotonic_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000;
+}
+
 static void log_vmessage(enum log_level level, const char *fmt, va_list args)
 {
 	struct timespec now;

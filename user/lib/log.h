@@ -4,6 +4,7 @@
 #define BFBPF_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 
@@ -18,6 +19,8 @@ void log_message(enum log_level level, const char *fmt, ...) __attribute__((form
 bool log_enabled(enum log_level level);
 /* Milliseconds on CLOCK_MONOTONIC, fractional: for the timings debug lines give. */
 double log_clock_ms(void);
+/* Whole milliseconds on CLOCK_MONOTONIC: deadlines and rates (they survive clock changes). */
+uint64_t log_monotonic_ms(void);
 
 #define log_error(...) log_message(LOG_LEVEL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_message(LOG_LEVEL_WARN, __VA_ARGS__)

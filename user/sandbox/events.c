@@ -15,7 +15,6 @@
 #include "loader/loader.h"
 #include "lib/log.h"
 #include "dns/resolver.h"
-#include "dns/responder.h"
 #include "sandbox.h"
 
 static const char *const events_hook_names[BFBPF_HOOK_COUNT] = {
@@ -24,6 +23,11 @@ static const char *const events_hook_names[BFBPF_HOOK_COUNT] = {
 	[BFBPF_HOOK_SOCK_CREATE] = "sock_create", [BFBPF_HOOK_EGRESS] = "egress",
 	[BFBPF_HOOK_SOCKET_LSM] = "socket_lsm",
 };
+
+const char *events_hook_name(unsigned int hook)
+{
+	return hook < BFBPF_HOOK_COUNT ? events_hook_names[hook] : "unknown";
+}
 
 struct events_follower {
 	int fd; /* -1: free */
@@ -328,83 +332,6 @@ json_t *events_counters(struct events *events, const struct sandbox *sandbox)
 	return json_pack("{s:o, s:{s:I, s:I, s:I}}", "hooks", hooks, "events", "sent",
 			 (json_int_t)sum.events_sent, "limited", (json_int_t)sum.events_limited,
 			 "lost", (json_int_t)sum.events_lost);
-}
-
-/* Label values are cgroup paths: escape what the exposition format requires. */
-static void events_metrics_label(const char *value, char *out, size_t size)
-{
-	size_t used = 0;
-
-	for (; *value && used + 3 < size; value++) {
-		if (*value == '\\' || *value == '"')
-			out[used++] = '\\';
-		if (*value == '\n') {
-			out[used++] = '\\';
-			out[used++] = 'n';
-			continue;
-		}
-		out[used++] = *value;
-	}
-	out[used] = '\0';
-}
-
-static void events_metrics_sandbox(struct events *events, const struct sandbox *sandbox, FILE *out)
-{
-	char label[2 * PATH_MAX];
-	struct bfbpf_stats sum;
-
-	events_metrics_label(sandbox->path, label, sizeof(label));
-	fprintf(out, "bfbpf_lockdown_ok{cgroup=\"%s\"} %d\n", label,
-		sandbox->last_check_at ? sandbox->last_check_ok : 1);
-	if (loader_stats_read(events->loader, sandbox->cgroup_id, &sum))
-		return;
-	for (int hook = 0; hook < BFBPF_HOOK_COUNT; hook++) {
-		fprintf(out,
-			"bfbpf_verdicts_total{cgroup=\"%s\",hook=\"%s\",verdict=\"allow\"} %llu\n",
-			label, events_hook_names[hook], (unsigned long long)sum.allowed[hook]);
-		fprintf(out,
-			"bfbpf_verdicts_total{cgroup=\"%s\",hook=\"%s\",verdict=\"deny\"} %llu\n",
-			label, events_hook_names[hook], (unsigned long long)sum.denied[hook]);
-	}
-	fprintf(out, "bfbpf_events_total{cgroup=\"%s\",outcome=\"sent\"} %llu\n", label,
-		(unsigned long long)sum.events_sent);
-	fprintf(out, "bfbpf_events_total{cgroup=\"%s\",outcome=\"rate_limited\"} %llu\n", label,
-		(unsigned long long)sum.events_limited);
-	fprintf(out, "bfbpf_events_total{cgroup=\"%s\",outcome=\"lost\"} %llu\n", label,
-		(unsigned long long)sum.events_lost);
-	if (sandbox->responder) {
-		json_t *status = responder_status(sandbox->responder), *value;
-		const char *key;
-
-		json_object_foreach(json_object_get(status, "queries"), key, value)
-			fprintf(out, "bfbpf_dns_queries_total{cgroup=\"%s\",result=\"%s\"} %lld\n",
-				label, key, (long long)json_integer_value(value));
-		json_decref(status);
-	}
-}
-
-char *events_metrics_text(struct events *events)
-{
-	char *text = NULL;
-	size_t length = 0;
-	FILE *out = open_memstream(&text, &length);
-
-	if (!out)
-		return NULL;
-	fprintf(out, "# HELP bfbpf_sandboxes Sandboxes attached.\n# TYPE bfbpf_sandboxes gauge\n");
-	fprintf(out, "bfbpf_sandboxes %zu\n", events->registry->count);
-	fprintf(out, "# HELP bfbpf_lockdown_ok 1 if the last periodic check of the sandbox "
-		     "passed.\n# TYPE bfbpf_lockdown_ok gauge\n");
-	fprintf(out, "# HELP bfbpf_verdicts_total Verdicts of the BPF hooks (egress counts "
-		     "packets).\n# TYPE bfbpf_verdicts_total counter\n");
-	fprintf(out, "# HELP bfbpf_events_total Denial events: sent, over the rate limit, or lost "
-		     "to a full ring.\n# TYPE bfbpf_events_total counter\n");
-	fprintf(out, "# HELP bfbpf_dns_queries_total Queries of the sandbox's DNS responder.\n"
-		     "# TYPE bfbpf_dns_queries_total counter\n");
-	for (size_t i = 0; i < events->registry->count; i++)
-		events_metrics_sandbox(events, events->registry->items[i], out);
-	fclose(out);
-	return text;
 }
 
 static void events_format_socket(long long family, long long type, char *out, size_t size)

@@ -3,7 +3,8 @@
  * Events: the kernel's denials (ring buffer) and the responder's refusals,
  * annotated with the sandbox and the names the sandbox learned the address
  * from, kept in a bounded history and streamed to `bfbpf log --follow`
- * clients. Counters and the Prometheus text of `bfbpf metrics` live here too.
+ * clients. The per-sandbox counters of status are read here too; the
+ * Prometheus text of `bfbpf metrics` is the daemon's (daemon/metrics.c).
  */
 #ifndef BFBPF_EVENTS_H
 #define BFBPF_EVENTS_H
@@ -41,8 +42,8 @@ void events_unfollow(struct events *events, int fd);
 
 /* The summed per-CPU counters of a sandbox, for status. */
 json_t *events_counters(struct events *events, const struct sandbox *sandbox);
-/* Every counter in the Prometheus text exposition format (caller frees). */
-char *events_metrics_text(struct events *events);
+/* The name of a hook of the counters and events (BFBPF_HOOK_*), as status and metrics show it. */
+const char *events_hook_name(unsigned int hook);
 
 /* One human line for an event object (`bfbpf log` without --json). */
 void events_format_line(json_t *event, char *out, size_t size);

@@ -194,49 +194,48 @@ static int sandbox_entries_write(struct sandbox_registry *registry, uint32_t gen
 	return err;
 }
 
-int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
-		   struct policy *policy, struct sandbox **out, struct sandbox_error *error)
+/*
+ * Which cgroup (and network namespace) an attach names, and whether it may be
+ * attached: not already, and not nested with another sandbox.
+ */
+static int sandbox_attach_target(struct sandbox_registry *registry, struct sandbox *sandbox,
+				 const char *path, const char *netns, struct sandbox_error *error)
 {
-	struct sandbox *sandbox = sandbox_new();
-	struct bfbpf_sandbox value = {0};
 	char resolved[PATH_MAX];
-	bool entries_written = false, names_referenced = false;
 	int err;
 
-	if (!sandbox)
-		return -ENOMEM;
 	if (netns) {
 		err = sandbox_netns_open(sandbox, netns);
 		if (err) {
 			sandbox_error_set(error, "no_netns", "network namespace %s: %s", netns,
 					  err == -EINVAL ? "not a network namespace"
 							 : strerror(-err));
-			goto cleanup;
+			return err;
 		}
 	}
 	err = cgroup_resolve(path, resolved, sizeof(resolved));
 	if (err) {
 		sandbox_error_set(error, "no_cgroup", "cgroup %s: %s", path,
 				  err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
-		goto cleanup;
+		return err;
 	}
 	err = sandbox_set_path(&sandbox->path, resolved);
 	if (err) {
 		sandbox_error_set(error, "internal", "cgroup %s: %s", resolved, strerror(-err));
-		goto cleanup;
+		return err;
 	}
 	err = cgroup_id_of_path(sandbox->path, &sandbox->cgroup_id);
 	if (err) {
 		sandbox_error_set(error, "no_cgroup", "cgroup %s: %s", sandbox->path,
 				  strerror(-err));
-		goto cleanup;
+		return err;
 	}
 	if (sandbox_find(registry, sandbox->cgroup_id)) {
 		err = -EEXIST;
 		sandbox_error_set(error, "already_attached",
 				  "cgroup %s is already attached; use update to change its policy",
 				  sandbox->path);
-		goto cleanup;
+		return err;
 	}
 	for (size_t i = 0; i < registry->count; i++) {
 		const char *other = registry->items[i]->path;
@@ -251,8 +250,24 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 			"cgroup %s is nested with attached sandbox %s; nested sandboxes are "
 			"not supported (a descendant is held to its ancestor's policy)",
 			sandbox->path, other);
-		goto cleanup;
+		return err;
 	}
+	return 0;
+}
+
+int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
+		   struct policy *policy, struct sandbox **out, struct sandbox_error *error)
+{
+	struct sandbox *sandbox = sandbox_new();
+	struct bfbpf_sandbox value = {0};
+	bool entries_written = false, names_referenced = false;
+	int err;
+
+	if (!sandbox)
+		return -ENOMEM;
+	err = sandbox_attach_target(registry, sandbox, path, netns, error);
+	if (err)
+		goto cleanup;
 	sandbox->digest = policy_digest(policy);
 	if (registry->resolver) {
 		err = resolver_policy_ref(registry->resolver, policy);
@@ -264,16 +279,11 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	err = sandbox_allowset_compute(registry, policy, NULL, 0, &sandbox->applied);
 	if (err)
 		goto kernel_error;
-	if (registry->dns) {
-		err = responder_open(registry->dns, sandbox, sandbox->netns_fd, 0,
-				     &sandbox->responder);
-		if (err) {
-			sandbox_error_set(error, "dns", "starting the DNS responder of %s: %s",
-					  sandbox->path, strerror(-err));
-			goto undo;
-		}
-		sandbox->dns_port = responder_port(sandbox->responder);
-		sandbox->dns_v6 = responder_has_v6(sandbox->responder);
+	err = sandbox_dns_start(registry, sandbox, 0);
+	if (err) {
+		sandbox_error_set(error, "dns", "starting the DNS responder of %s: %s",
+				  sandbox->path, strerror(-err));
+		goto undo;
 	}
 	sandbox->generation = loader_next_generation(registry->loader);
 	/*

@@ -87,6 +87,12 @@ struct sandbox_error {
 
 int sandbox_registry_init(struct sandbox_registry *registry, struct loader *loader,
 			  const char *state_dir);
+/*
+ * Give every sandbox attached or adopted from now on a DNS responder of this
+ * context (its epoll, rate and resolver set by the caller); the registry fills
+ * in the operations the responders call back.
+ */
+void sandbox_registry_set_dns(struct sandbox_registry *registry, struct responder_context *dns);
 /* Re-adopt every sandbox found in the pinned maps (after a restart). */
 int sandbox_registry_adopt(struct sandbox_registry *registry);
 /* Forget sandboxes whose cgroup was removed; returns how many. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* What sandbox.c and sandbox_state.c share; not for other modules. */
+/* What sandbox.c, sandbox_state.c and sandbox_dns.c share; not for other modules. */
 #ifndef BFBPF_SANDBOX_INTERNAL_H
 #define BFBPF_SANDBOX_INTERNAL_H
 
@@ -10,6 +10,9 @@ void sandbox_free(struct sandbox *sandbox);
 int sandbox_registry_add(struct sandbox_registry *registry, struct sandbox *sandbox);
 int sandbox_netns_open(struct sandbox *sandbox, const char *netns);
 int sandbox_set_path(char **field, const char *text);
+/* Its DNS responder (if the registry gives sandboxes one), on want_port if free (0: any). */
+int sandbox_dns_start(struct sandbox_registry *registry, struct sandbox *sandbox,
+		      uint16_t want_port);
 void sandbox_state_remove(const struct sandbox_registry *registry, uint64_t cgroup_id);
 
 #endif /* BFBPF_SANDBOX_INTERNAL_H */

@@ -15,7 +15,6 @@
 #include "lib/cgroup.h"
 #include "lib/log.h"
 #include "dns/resolver.h"
-#include "dns/responder.h"
 #include "sandbox.h"
 #include "sandbox_internal.h"
 
@@ -215,13 +214,9 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 		return;
 	if (sandbox->netns_path && sandbox->netns_fd < 0) {
 		log_warn("%s: its network namespace is gone; no DNS responder", sandbox->path);
-	} else if (responder_open(registry->dns, sandbox, sandbox->netns_fd, value->dns_port,
-				  &sandbox->responder)) {
+	} else if (sandbox_dns_start(registry, sandbox, value->dns_port)) {
 		log_error("%s: cannot restart its DNS responder; its DNS queries fail",
 			  sandbox->path);
-	} else {
-		sandbox->dns_port = responder_port(sandbox->responder);
-		sandbox->dns_v6 = responder_has_v6(sandbox->responder);
 	}
 	sandbox_value(sandbox, &sandbox->policy, sandbox->generation, sandbox->digest, &fresh);
 	if ((fresh.dns_port != value->dns_port || fresh.flags != value->flags) &&

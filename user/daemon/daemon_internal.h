@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* What daemon.c (set-up, loop) and daemon_clients.c (control connections) share. */
+#ifndef BFBPF_DAEMON_INTERNAL_H
+#define BFBPF_DAEMON_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "ctl.h"
+#include "daemon.h"
+#include "dns/responder.h"
+#include "sandbox/sandbox.h"
+
+#define DAEMON_MAX_CLIENTS 256
+
+struct daemon_client {
+	int fd;
+	char *buffer;
+	size_t length, capacity;
+	time_t last_activity;
+	struct ctl_pending pending; /* a reply waiting for names; lines after it wait too */
+	bool following;		    /* log --follow: events stream out; input is ignored */
+};
+
+struct daemon {
+	const struct daemon_options *options;
+	struct sandbox_registry registry;
+	struct resolver *resolver;
+	struct responder_context dns;
+	struct events *events;
+	int metrics_fd; /* --metrics-listen, or -1 */
+	int epoll_fd, listen_fd, signal_fd, timer_fd;
+	struct daemon_client clients[DAEMON_MAX_CLIENTS];
+};
+
+int daemon_epoll_add(struct daemon *daemon, int fd);
+
+void daemon_client_close(struct daemon *daemon, struct daemon_client *client);
+/* The client on this fd; fd -1: a free slot. NULL if none. */
+struct daemon_client *daemon_client_of(struct daemon *daemon, int fd);
+/* Sends a reply (taking it); -EPIPE if the peer did not take it whole. */
+int daemon_client_send(struct daemon_client *client, json_t *reply);
+void daemon_accept(struct daemon *daemon);
+/* Serves every complete line in the client's buffer. */
+void daemon_client_serve_lines(struct daemon *daemon, struct daemon_client *client);
+void daemon_client_read(struct daemon *daemon, struct daemon_client *client);
+
+#endif /* BFBPF_DAEMON_INTERNAL_H */
