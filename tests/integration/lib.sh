@@ -192,6 +192,20 @@ cg_remove() {
 
 cg_id() { stat -c %i "$1"; }
 
+# What `bfbpf run` names as its own (user/cli/run.c): its transient cgroup
+# <cgroup2>/bfbpf-run-PID (and anything under it) and its pins in
+# /sys/fs/bpf/bfbpf-run/PID/. A snapshot of those only: a cgroup or a pin that another
+# program makes meanwhile is not bfbpf's leftover. The shared parent
+# /sys/fs/bpf/bfbpf-run/ itself stays, as /sys/fs/bpf does.
+RUN_CGROUP_PREFIX=bfbpf-run-
+RUN_BPFFS=/sys/fs/bpf/bfbpf-run
+run_leftovers_snapshot() {
+	{
+		find "$CGROOT" -type d -path "*/$RUN_CGROUP_PREFIX*" 2>/dev/null
+		find "$RUN_BPFFS" -mindepth 1 2>/dev/null
+	} | sort
+}
+
 # sbx CG CMD...: run CMD as a sandbox process: in cgroup CG, in netns SBX.
 sbx() {
 	local cg=$1
