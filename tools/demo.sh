@@ -29,7 +29,7 @@ PIDS=()
 if [ -t 1 ]; then
 	B=$'\e[1m' G=$'\e[32m' R=$'\e[31m' N=$'\e[0m'
 else
-	B= G= R= N=
+	B='' G='' R='' N=''
 fi
 step() { echo; echo "${B}==> $*${N}"; }
 say() { echo "    $*"; }
@@ -81,7 +81,7 @@ for addr in $ALLOWED $DENIED; do
 	mkdir -p "$WORK/$addr"
 	echo "hello from $addr" >"$WORK/$addr/index.html"
 	(cd "$WORK/$addr" && exec nsenter --net="/run/netns/$NS_SRV" "$PYTHON" -m http.server \
-		--bind $addr 8080) >"$WORK/http-$addr.log" 2>&1 &
+		--bind "$addr" 8080) >"$WORK/http-$addr.log" 2>&1 &
 	PIDS+=($!)
 done
 for addr in $ALLOWED $DENIED; do

@@ -28,14 +28,16 @@ export PROBE_TIMEOUT=${PROBE_TIMEOUT:-3}
 
 # Addresses of the test world.
 # shellcheck disable=SC2034 # used by the test-*.sh files
-SRV4=198.18.0.2
-SRV4B=198.18.0.3
-SBX4=198.18.0.1
-SRV6=fd00::2
-SRV6B=fd00::3
-SBX6=fd00::1
-DENIED4=198.18.99.1
-DENIED6=fd00:99::1
+{
+	SRV4=198.18.0.2
+	SRV4B=198.18.0.3
+	SBX4=198.18.0.1
+	SRV6=fd00::2
+	SRV6B=fd00::3
+	SBX6=fd00::1
+	DENIED4=198.18.99.1
+	DENIED6=fd00:99::1
+}
 
 # ---------------------------------------------------------------- run setup
 
@@ -171,11 +173,13 @@ cg_make() {
 cg_remove() {
 	local cg=$1 d pid
 	[ -d "$cg" ] || return 0
+	# shellcheck disable=SC2044,SC2013 # the tests' cgroup paths and pids have no blanks
 	for d in $(find "$cg" -depth -type d); do
 		for pid in $(cat "$d/cgroup.procs" 2>/dev/null); do
 			kill -KILL "$pid" 2>/dev/null
 		done
 	done
+	# shellcheck disable=SC2044 # the tests' cgroup paths have no blanks
 	for d in $(find "$cg" -depth -type d); do
 		local n=0
 		while ! rmdir "$d" 2>/dev/null; do
@@ -187,6 +191,20 @@ cg_remove() {
 }
 
 cg_id() { stat -c %i "$1"; }
+
+# What `bfbpf run` names as its own (user/cli/run.c): its transient cgroup
+# <cgroup2>/bfbpf-run-PID (and anything under it) and its pins in
+# /sys/fs/bpf/bfbpf-run/PID/. A snapshot of those only: a cgroup or a pin that another
+# program makes meanwhile is not bfbpf's leftover. The shared parent
+# /sys/fs/bpf/bfbpf-run/ itself stays, as /sys/fs/bpf does.
+RUN_CGROUP_PREFIX=bfbpf-run-
+RUN_BPFFS=/sys/fs/bpf/bfbpf-run
+run_leftovers_snapshot() {
+	{
+		find "$CGROOT" -type d -path "*/$RUN_CGROUP_PREFIX*" 2>/dev/null
+		find "$RUN_BPFFS" -mindepth 1 2>/dev/null
+	} | sort
+}
 
 # sbx CG CMD...: run CMD as a sandbox process: in cgroup CG, in netns SBX.
 sbx() {
@@ -333,6 +351,7 @@ daemon_up() {
 detach_all() {
 	local d
 	[ -d "$CG" ] || return 0
+	# shellcheck disable=SC2044 # the tests' cgroup paths have no blanks
 	for d in $(find "$CG" -type d); do
 		bfs detach --cgroup "$d" >/dev/null 2>&1
 	done

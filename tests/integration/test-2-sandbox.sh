@@ -86,7 +86,7 @@ relock_cuts_flows() {
 	touch "$f1/go" "$f2/go"
 	hold_finish "$f1"
 	# shellcheck disable=SC2086 # CUT_STATUS is an operator and an operand
-	[ $? $cut_status ] || fail "the $mode flow to $SRV4 still carries data after the update"
+	test $? $cut_status || fail "the $mode flow to $SRV4 still carries data after the update"
 	hold_finish "$f2" || fail "the $mode flow to $SRV4B (still allowed) broke"
 }
 

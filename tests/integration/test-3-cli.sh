@@ -77,15 +77,6 @@ test_attach_missing_cgroup() {
 	expect_status 0 bfs status --json
 }
 
-# Entries that could be left behind by `bfbpf run`: cgroup directories, bpffs
-# entries (but those of test suites and benchmarks that may run meanwhile).
-leftovers_snapshot() {
-	{
-		find "$CGROOT" -type d 2>/dev/null
-		find /sys/fs/bpf 2>/dev/null
-	} | grep -vE '/bfbpf-(test|bench|demo)-' | sort
-}
-
 # bfrun ARGS...: `bfbpf run` in the sandbox netns.
 bfrun() { timeout -k 5 "$CLI_TIMEOUT" nsenter --net="/run/netns/$NS_SBX" "$BFBPF" run "$@"; }
 
@@ -112,10 +103,10 @@ test_run_exit_status() {
 test_run_cleanup() {
 	world_up
 	local before after
-	before=$(leftovers_snapshot)
+	before=$(run_leftovers_snapshot)
 	expect_status 0 bfrun --mode allowlist --allow $SRV4 -- "$PYTHON" "$PROBE" tcp $SRV4 7000
 	expect_status 5 bfrun --mode no-network -- sh -c 'exit 5'
-	after=$(leftovers_snapshot)
+	after=$(run_leftovers_snapshot)
 	if [ "$before" != "$after" ]; then
 		diff <(echo "$before") <(echo "$after")
 		fail "bfbpf run left cgroups or pins behind"
@@ -125,7 +116,7 @@ test_run_cleanup() {
 test_run_sigterm() {
 	world_up
 	local before after pidfile=$CASEDIR/child.pid child runpid n launcher
-	before=$(leftovers_snapshot)
+	before=$(run_leftovers_snapshot)
 	# Not through bfrun: $! must be bfbpf itself (nsenter execs it), not a subshell.
 	nsenter --net="/run/netns/$NS_SBX" "$BFBPF" run --mode allowlist --allow $SRV4 -- \
 		sh -c "echo \$\$ > $pidfile; exec sleep 120" >"$CASEDIR/run.out" 2>&1 &
@@ -161,7 +152,7 @@ test_run_sigterm() {
 		fi
 		sleep 0.05
 	done
-	after=$(leftovers_snapshot)
+	after=$(run_leftovers_snapshot)
 	if [ "$before" != "$after" ]; then
 		diff <(echo "$before") <(echo "$after")
 		fail "bfbpf run left cgroups or pins behind after SIGTERM"

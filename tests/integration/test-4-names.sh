@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2086 # the address constants need no quotes
 # Cases: names in policies, resolved by the daemon with c-ares against a real
 # dnsmasq (on loopback, its own port), followed as they move, dropped after
 # the grace period, range-filtered.
@@ -14,9 +14,9 @@ NAMES_GRACE=3
 
 # dns_up: dnsmasq on 127.0.0.1:$DNS_PORT answering from $CASEDIR/hosts (TTL 1 s).
 dns_up() {
-	local try
+	local _
 	: >"$CASEDIR/hosts"
-	for try in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		DNS_PORT=$((20000 + RANDOM % 30000))
 		dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
 			--addn-hosts="$CASEDIR/hosts" --listen-address=127.0.0.1 --port="$DNS_PORT" \
@@ -102,6 +102,7 @@ test_names_v4_v6() {
 	expect_ok "$CG" tcp $SRV4 7000
 	expect_ok "$CG" tcp $SRV6G 7000
 	expect_denied "$CG" tcp $SRV4B 7000
+	# shellcheck disable=SC2153 # SRV6 is lib.sh's, not a misspelt SRV6G
 	expect_denied "$CG" tcp $SRV6 7000
 	expect_status 0 bfs verify --cgroup "$CG"
 }

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2086 # the address constants and key bytes need no quotes
 # Cases: verification that finds tampering, the live probes, the control
 # socket under hostile and many clients, and the Python runner client.
 

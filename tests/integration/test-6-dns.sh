@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2086 # the address constants need no quotes
 # Cases: the DNS responder. The sandbox's resolv.conf points at a rogue
 # resolver (dnsmasq in SRV answering every name with a denied address); every
 # query must reach bfbpf's responder instead, which answers allowed names from
@@ -29,6 +29,7 @@ rogue_up() {
 sbx_dns() {
 	local cg=$1
 	shift
+	# shellcheck disable=SC2016 # $0 and $@ are the inner sh's
 	(echo "$BASHPID" >"$cg/cgroup.procs" && exec nsenter --net="/run/netns/$NS_SBX" unshare -m \
 		sh -c 'mount --bind "$0" /etc/resolv.conf && exec "$@"' "$CASEDIR/resolv.conf" "$@")
 }

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2086 # the address constants need no quotes
 # Cases: the deny log and the counters — events name the process, the hook and
 # the host; the kernel's rate limit holds; counters match the attempts;
 # log --follow sees events as they happen; metrics in Prometheus text.
@@ -158,7 +158,7 @@ test_events_follow_and_metrics() {
 	log "counters match the attempts"
 	expect_ok "$CG" tcp $SRV4 7000
 	bfs metrics >"$CASEDIR/metrics.txt" 2>&1 || fail "bfbpf metrics"
-	cat "$CASEDIR/metrics.txt" | grep -v '^#' | grep -v ' 0$'
+	grep -v '^#' "$CASEDIR/metrics.txt" | grep -v ' 0$'
 	grep -q "^bfbpf_verdicts_total{cgroup=\"$CG\",hook=\"connect4\",verdict=\"deny\"} 1$" "$CASEDIR/metrics.txt" ||
 		fail "the deny counter"
 	grep -q "^bfbpf_verdicts_total{cgroup=\"$CG\",hook=\"connect4\",verdict=\"allow\"} 1$" "$CASEDIR/metrics.txt" ||

@@ -17,7 +17,8 @@
 #               start more daemons, pins in /sys/fs/bpf/bfbpf-bench-PID-NAME
 #   floor       tools/bench/floor.bpf.c, an egress program that allows everything, on the
 #               cgroup floor (pinned in /sys/fs/bpf/bfbpf-bench-PID-floor): the kernel's
-#               own cost of any cgroup_skb filter
+#               own cost of any cgroup_skb filter. It and the load generator bfbench.c
+#               are built by `make bench-tools` into build/bench/
 #   dnsmasq     two: on 127.0.0.1:P of the host (the daemons' --dns-server) and on
 #               198.18.0.2:53 in srv (the sandbox's direct path), the same generated names
 # All traffic stays inside these namespaces. Every loop is bounded in time and count.
@@ -53,14 +54,16 @@ BFBPF= # a copy of BFBPF_BUILT, taken at the start: the build may change during 
 OUT=$ROOT/build/bench
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=$(command -v python3); fi
 BENCH_PY=$ROOT/tools/bench/bench.py
-LOADGEN=$OUT/bfbench
+# the helper programs, built by `make bench-tools` (make bench passes their paths)
+LOADGEN=${BFBENCH:-$OUT/bfbench}
+FLOOR_OBJ=${BENCH_FLOOR:-$OUT/floor.bpf.o}
 
 QUICK=0
 for arg in "$@"; do
 	case $arg in
 	--quick) QUICK=1 ;;
 	-h | --help)
-		sed -n '3,41p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+		sed -n '3,/^$/{/^#/p}' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -156,13 +159,13 @@ trap 'exit 130' INT TERM
 
 [ "$(id -u)" -eq 0 ] || die "run me as root (network namespaces, cgroups, BPF)"
 [ -x "$BFBPF_BUILT" ] || die "$BFBPF_BUILT is missing: run make first"
-for tool in ip nsenter iperf3 tinyproxy curl bpftool gcc clang dnsmasq "$PY"; do
+[ -x "$LOADGEN" ] || die "$LOADGEN is missing: run make bench-tools"
+[ -f "$FLOOR_OBJ" ] || die "$FLOOR_OBJ is missing: run make bench-tools"
+for tool in ip nsenter iperf3 tinyproxy curl bpftool dnsmasq "$PY"; do
 	command -v "$tool" >/dev/null || die "$tool is missing: run make deps"
 done
 
 mkdir -p "$OUT"
-gcc -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread \
-	-o "$LOADGEN" "$ROOT/tools/bench/bfbench.c" || die "cannot build the load generator"
 : >"$RESULTS"
 TMP=$(mktemp -d /tmp/bfbpf-bench.XXXXXX)
 BFBPF=$TMP/bfbpf
@@ -181,6 +184,7 @@ mkdir -p /run/netns
 for ns in "$NS_SBX" "$NS_SRV" "$NS_PRX"; do
 	ip netns add "$ns" || die "cannot create network namespace $ns"
 done
+# shellcheck disable=SC2015 # die when any of the steps fails
 ip -n "$NS_SBX" link add eth0 type veth peer name eth0 netns "$NS_SRV" &&
 	ip -n "$NS_SBX" link add eth1 type veth peer name eth0 netns "$NS_PRX" &&
 	ip -n "$NS_PRX" link add eth1 type veth peer name eth1 netns "$NS_SRV" ||
@@ -283,7 +287,6 @@ dnsmasq_args=(--keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts
 	--pid-file= --user=root --cache-size=10000)
 dnsmasq "${dnsmasq_args[@]}" --listen-address=127.0.0.1 --port="$DNS_PORT" \
 	>"$TMP/dnsmasq-host.log" 2>&1 &
-DNSMASQ_HOST_PID=$!
 DNSMASQ_PIDS+=($!)
 in_ns "$NS_SRV" dnsmasq "${dnsmasq_args[@]}" --listen-address=198.18.0.2 --port=53 \
 	>"$TMP/dnsmasq-srv.log" 2>&1 &
@@ -335,9 +338,8 @@ for v in b10 b10k b10kw; do
 done
 
 # the floor: any per-packet cgroup filter costs at least what this one does
-clang -O2 -g -target bpf -Wall -Werror -I"/usr/include/$(gcc -print-multiarch)" \
-	-c "$ROOT/tools/bench/floor.bpf.c" -o "$TMP/floor.bpf.o" || die "cannot build the floor program"
-mkdir "$BPFFS-floor" && bpftool prog load "$TMP/floor.bpf.o" "$BPFFS-floor/prog" type cgroup/skb &&
+# shellcheck disable=SC2015 # die when any of the steps fails
+mkdir "$BPFFS-floor" && bpftool prog load "$FLOOR_OBJ" "$BPFFS-floor/prog" type cgroup/skb &&
 	bpftool cgroup attach "$CGB/floor" egress pinned "$BPFFS-floor/prog" ||
 	die "cannot attach the floor program to $CGB/floor"
 
@@ -417,7 +419,7 @@ bench_connect() {
 			[ "${v:0:1}" = c ] && proxy=(--proxy 198.18.1.2:8888)
 			local target=198.18.0.2:9000
 			[ "${v:0:1}" = c ] && target=198.18.2.2:9000
-			out=$(in_sandbox "$(cg_of $v)" "$LOADGEN" connect --target $target "${proxy[@]}" \
+			out=$(in_sandbox "$(cg_of "$v")" "$LOADGEN" connect --target "$target" "${proxy[@]}" \
 				--seconds "$CONNECT_SECONDS" --threads "$CONNECT_THREADS" \
 				--concurrency "$CONNECT_CONCURRENCY") || {
 				warn "connect $v round $round failed: $out"
@@ -437,8 +439,8 @@ bench_bulk() {
 		for proto in tcp udp; do
 			for v in $(rotated "$round" a f b10 b10k b10kw); do
 				flags=()
-				[ $proto = udp ] && flags=(--udp --bitrate 0 --length 1400)
-				out=$(in_sandbox "$(cg_of $v)" "${IPERF_CLIENT_CPU[@]}" iperf3 --client 198.18.0.2 --port 5201 \
+				[ "$proto" = udp ] && flags=(--udp --bitrate 0 --length 1400)
+				out=$(in_sandbox "$(cg_of "$v")" "${IPERF_CLIENT_CPU[@]}" iperf3 --client 198.18.0.2 --port 5201 \
 					--time "$BULK_SECONDS" --json "${flags[@]}" 2>&1) || {
 					warn "iperf3 $proto $v failed: $(echo "$out" | grep -m1 error)"
 					return 1
@@ -459,9 +461,9 @@ print(s["bits_per_second"], e.get("sum", {}).get("lost_percent", 0))' <<<"$out")
 	local bytes=$((HTTP_MIB * 1048576))
 	for round in $(seq "$HTTP_ROUNDS"); do
 		for v in $(rotated "$round" a b10k c10); do
-			local args=(http://198.18.0.2:8080/bytes/$bytes)
-			[ $v = c10 ] && args=(--proxytunnel --proxy http://198.18.1.2:8888 http://198.18.2.2:8080/bytes/$bytes)
-			out=$(in_sandbox "$(cg_of $v)" curl --silent --show-error --fail --max-time 120 \
+			local args=("http://198.18.0.2:8080/bytes/$bytes")
+			[ "$v" = c10 ] && args=(--proxytunnel --proxy http://198.18.1.2:8888 "http://198.18.2.2:8080/bytes/$bytes")
+			out=$(in_sandbox "$(cg_of "$v")" curl --silent --show-error --fail --max-time 120 \
 				--noproxy '' -o /dev/null -w '%{size_download} %{speed_download}' "${args[@]}") || {
 				warn "curl $v failed: $out"
 				return 1
@@ -571,7 +573,7 @@ bench_names() {
 		# a fresh daemon each time, so that every attach resolves every name
 		for v in verify5 verify3600; do
 			flags=()
-			[ $v = verify3600 ] && flags=(--verify-interval 3600)
+			[ "$v" = verify3600 ] && flags=(--verify-interval 3600)
 			name=names-$round-$v
 			start_daemon "$name" --dns-server "127.0.0.1:$DNS_PORT" "${flags[@]}" || return 1
 			pid=$DPID
@@ -629,7 +631,7 @@ bench_dns() {
 	}
 	# warm up: each name once, through the responders (they learn them) and directly
 	for v in b bs a; do
-		out=$(in_sandbox "$(cg_of_dns $v)" "$LOADGEN" dns --server 198.18.0.2:53 \
+		out=$(in_sandbox "$(cg_of_dns "$v")" "$LOADGEN" dns --server 198.18.0.2:53 \
 			--names "$TMP/dns-query.names" --rate "$DNS_RATE" --max "$DNS_QUERY_NAMES" \
 			--seconds 30) || {
 			warn "DNS warm-up $v failed: $out"
@@ -645,11 +647,11 @@ bench_dns() {
 		for mode in paced flood; do
 			for v in a b bs; do
 				server_pid=$DNSMASQ_SRV_PID
-				[ $v != a ] && server_pid=$pid
+				[ "$v" != a ] && server_pid=$pid
 				args=(--rate "$DNS_RATE" --outstanding 64)
-				[ $mode = flood ] && args=(--outstanding "$DNS_INFLIGHT" --timeout-ms 200)
+				[ "$mode" = flood ] && args=(--outstanding "$DNS_INFLIGHT" --timeout-ms 200)
 				c0=$(cpu_now "$server_pid")
-				out=$(in_sandbox "$(cg_of_dns $v)" "$LOADGEN" dns --server 198.18.0.2:53 \
+				out=$(in_sandbox "$(cg_of_dns "$v")" "$LOADGEN" dns --server 198.18.0.2:53 \
 					--names "$TMP/dns-query.names" --seconds "$DNS_SECONDS" "${args[@]}") || {
 					warn "DNS $mode $v round $round failed: $out"
 					return 1
@@ -696,10 +698,10 @@ bench_events() {
 		for proto in udp tcp; do
 			for v in $order; do
 				dpid=$on_pid
-				[ $v = off ] && dpid=$off_pid
+				[ "$v" = off ] && dpid=$off_pid
 				c0=$(cpu_now "$dpid")
 				out=$(in_sandbox "$CGB/ev-$v" "$LOADGEN" deny --target 198.18.0.3:9000 \
-					--proto $proto --seconds "$EVENTS_SECONDS") || {
+					--proto "$proto" --seconds "$EVENTS_SECONDS") || {
 					warn "denied connects $proto events $v round $round failed: $out"
 					return 1
 				}
@@ -759,10 +761,10 @@ m = {"date": datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC"),
          sys.argv[4], " ".join(open("/proc/loadavg").read().split()[:3]))}
 json.dump(m, open(sys.argv[1], "w"))
 EOF
-cmd="make bench"
-[ "$QUICK" = 1 ] && cmd="make bench BENCH_QUICK=1"
+cmd="make bench" quick=()
+[ "$QUICK" = 1 ] && cmd="make bench BENCH_QUICK=1" quick=(--quick)
 "$PY" "$BENCH_PY" render --results "$RESULTS" --out "$REPORT" --machine "$MACHINE" \
-	--command "$cmd" $([ "$QUICK" = 1 ] && echo --quick) || FAILED+=("report")
+	--command "$cmd" "${quick[@]}" || FAILED+=("report")
 say "report: $REPORT (raw results: $RESULTS)"
 sed -n '/^## Goals/,/^## Connect rate, round/p' "$REPORT" | sed '$d'
 
