@@ -127,8 +127,7 @@ static int loader_maps_pin(struct loader *loader, bool pin)
 	struct bpf_map *map;
 	int err;
 
-	bpf_object__for_each_map(map, loader->skel->obj)
-	{
+	bpf_object__for_each_map (map, loader->skel->obj) {
 		if (!strcmp(bpf_map__name(map), ".rodata") || strchr(bpf_map__name(map), '.'))
 			continue;
 		snprintf(path, sizeof(path), "%s/maps/%s", loader->pin_dir, bpf_map__name(map));
