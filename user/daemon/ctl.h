@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Control socket protocol: one JSON object per line in, one per line out
- * (DESIGN.md "Control socket"). Parsing is separate from execution so that
+ * (docs/design.md "Control socket"). Parsing is separate from execution so that
  * the parser, which reads untrusted input, is unit-tested and fuzzed alone.
  */
 #ifndef BFBPF_CTL_H

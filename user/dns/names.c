@@ -2,7 +2,7 @@
 /*
  * The name table (see names.h): reference-counted host names with their
  * resolved addresses, refresh scheduling and grace expiry over an injected
- * clock, and the range filter of DESIGN.md. No I/O, no clock of its own.
+ * clock, and the range filter of docs/policy.md. No I/O, no clock of its own.
  */
 #include <errno.h>
 #include <limits.h>

@@ -100,7 +100,7 @@ uint64_t names_next_deadline(const struct names_table *table);
 bool names_due(const struct names_entry *entry, uint64_t now);
 
 /*
- * The range filter of DESIGN.md: addresses a name must not open unless a
+ * The range filter (docs/policy.md): addresses a name must not open unless a
  * literal entry of the policy covers them (loopback, private, link-local,
  * CGNAT, multicast, reserved, ULA, site-local, discard-only, IPv4-compatible;
  * and IPv4-mapped, NAT64, local-use NAT64, 6to4 and Teredo addresses by the

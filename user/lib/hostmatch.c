@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The grammar and meaning of one policy entry (DESIGN.md "Semantics"): host
+ * The grammar and meaning of one policy entry (docs/design.md "Semantics"): host
  * names (RFC 1123, normalised), wildcards, addresses and CIDRs, each with an
  * optional port; and the name rules ("example.com" allows the name and every
  * subdomain, "*.example.com" every subdomain but never the apex), matched on

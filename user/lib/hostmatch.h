@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Host names: RFC 1123 validation, normalisation, and the allow rules of DESIGN.md. */
+/* Host names: RFC 1123 validation, normalisation, and the allow rules of docs/design.md. */
 #ifndef BFBPF_HOSTMATCH_H
 #define BFBPF_HOSTMATCH_H
 

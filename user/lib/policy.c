@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Policy: parsing and validation of the policy file (DESIGN.md "Semantics" and
+ * Policy: parsing and validation of the policy file (docs/design.md "Semantics" and
  * "Policy file", docs/policy.md). A policy is a security boundary written by
  * people: every surprise (unknown key, wrong type, odd entry) is an error that
  * names what was wrong, never a silent guess.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Policy: parsing and validation of the policy file (DESIGN.md, docs/policy.md). */
+/* Policy: parsing and validation of the policy file (docs/design.md, docs/policy.md). */
 #ifndef BFBPF_POLICY_H
 #define BFBPF_POLICY_H
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests of user/dns.c: query parsing (untrusted bytes), the replies (read
+ * Unit tests of user/dns/dns.c: query parsing (untrusted bytes), the replies (read
  * back by c-ares' own parsers), TCP framing and the policy's decision.
  */
 #include <arpa/inet.h>

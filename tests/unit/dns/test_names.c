@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests of user/names.c: TTL clamping, refresh scheduling, grace expiry,
+ * Unit tests of user/dns/names.c: TTL clamping, refresh scheduling, grace expiry,
  * reference counting, the address cap, NAT64 answers and the range filter.
  * The clock is a plain variable.
  */

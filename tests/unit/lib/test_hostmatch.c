@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests of user/hostmatch.c: name normalisation and the name allow rules. */
+/* Unit tests of user/lib/hostmatch.c: name normalisation and the name allow rules. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests of user/policy.c and the entry grammar (docs/policy.md). */
+/* Unit tests of user/lib/policy.c and the entry grammar (docs/policy.md). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <setjmp.h>
