@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * DNS messages of the responder (user/dns.h): a sandbox's query parsed, the
+ * DNS messages of the responder (user/dns/dns.h): a sandbox's query parsed, the
  * replies written, TCP framing, and what the policy says about a question.
  * Every byte read here comes from the sandbox: each read is bounds-checked
  * against the message length. The question name is expanded by c-ares

@@ -4,7 +4,7 @@
  * addresses it resolved to, when each was last seen, and when the name is
  * next due for resolution. Pure logic over an injected clock (seconds), so
  * that refresh scheduling, TTL clamping and grace expiry are unit-tested
- * without a network; user/resolver.c feeds it real answers from c-ares.
+ * without a network; user/dns/resolver.c feeds it real answers from c-ares.
  *
  * Lifetimes: a name is resolved (A and AAAA) when added, then again when the
  * smallest TTL of its last answers, clamped to [min_ttl, max_ttl], runs out;

@@ -4,7 +4,7 @@
  * names (RFC 1123, normalised), wildcards, addresses and CIDRs, each with an
  * optional port; and the name rules ("example.com" allows the name and every
  * subdomain, "*.example.com" every subdomain but never the apex), matched on
- * label boundaries. The policy document itself is user/policy.c.
+ * label boundaries. The policy document itself is user/lib/policy.c.
  */
 #include <arpa/inet.h>
 #include <errno.h>
