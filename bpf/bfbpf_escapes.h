@@ -323,6 +323,9 @@ static __always_inline int sockopt_decode(struct bpf_sockopt *ctx, struct destin
 		case IPV6_RTHDR:	  /* an empty value removes the sticky header */
 		case IPV6_2292PKTOPTIONS: /* sticky headers as ancillary data */
 			return ctx->optlen > 0 ? SOCKOPT_REFUSED : SOCKOPT_FREE;
+		case IPV6_JOIN_ANYCAST: /* joins the address's solicited-node group (MLD);
+					   needs CAP_NET_ADMIN, refused all the same */
+			return SOCKOPT_REFUSED;
 		case IPV6_ADD_MEMBERSHIP: /* also spelled IPV6_JOIN_GROUP */
 			if (ctx->optlen < (int)sizeof(struct ipv6_mreq) ||
 			    sockopt_ip6(optval, end, offsetof(struct ipv6_mreq, ipv6mr_multiaddr),

@@ -29,6 +29,7 @@ OP:
   mcast-join GROUP              MCAST_JOIN_GROUP (level by the group's family)
   mcast-source GROUP SOURCE     MCAST_JOIN_SOURCE_GROUP
   ipv6-join GROUP               IPV6_ADD_MEMBERSHIP
+  ipv6-anycast ADDR             IPV6_JOIN_ANYCAST (CAP_NET_ADMIN): MLD for its solicited-node group
   srh FIRST WAYPOINT FINAL PORT      IPV6_RTHDR (SRv6, type 4), then sendto FINAL
   srh-compat FIRST WAYPOINT FINAL PORT   the same setsockopt as a 32-bit syscall
   lsrr FIRST WAYPOINT FINAL PORT     IP_OPTIONS with LSRR, then sendto FINAL
@@ -47,7 +48,7 @@ import time
 
 IP_OPTIONS, IP_RETOPTS = 4, 7
 IP_ADD_MEMBERSHIP, IP_ADD_SOURCE_MEMBERSHIP = 35, 39
-IPV6_ADD_MEMBERSHIP, IPV6_RTHDR = 20, 57
+IPV6_ADD_MEMBERSHIP, IPV6_JOIN_ANYCAST, IPV6_RTHDR = 20, 27, 57
 MCAST_JOIN_GROUP, MCAST_JOIN_SOURCE_GROUP = 42, 46
 SOL_IP, SOL_IPV6 = 0, 41
 ETH_P_ALL = 0x0003
@@ -178,9 +179,10 @@ def attack(op, args):
         else:
             setopt(s, level, MCAST_JOIN_SOURCE_GROUP, group_req(args[0], args[1]))
         return s, "joined"
-    if op == "ipv6-join":
+    if op in ("ipv6-join", "ipv6-anycast"):
         s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-        setopt(s, SOL_IPV6, IPV6_ADD_MEMBERSHIP, ip_bytes(args[0]) + struct.pack("=I", 0))
+        name = IPV6_ADD_MEMBERSHIP if op == "ipv6-join" else IPV6_JOIN_ANYCAST
+        setopt(s, SOL_IPV6, name, ip_bytes(args[0]) + struct.pack("=I", 0))
         return s, "joined"
     if op.startswith("srh") or op.startswith("lsrr"):
         first, waypoint, final, port = args[0], args[1], args[2], int(args[3])

@@ -94,12 +94,14 @@ test_multicast_no_network() {
 		"denied mcast-join ff0e::1:2:3:4" \
 		"denied mcast-source ff3e::5 $SRV6" \
 		"denied ipv6-join ff0e::6:7:8"
+	log "an anycast address joins its solicited-node group: refused too (root, CAP_NET_ADMIN)"
+	attack_as root "denied ipv6-anycast fd00::dead:beef"
 	control_joins 239.255.0.99 ff0e::99
 	local group
 	for group in 239.1.2.3 239.1.2.4 232.1.2.5 239.1.2.6; do
 		expect_not_seen igmp $group
 	done
-	for group in ff0e::1:2:3:4 ff3e::5 ff0e::6:7:8; do
+	for group in ff0e::1:2:3:4 ff3e::5 ff0e::6:7:8 ff02::1:ffad:beef; do
 		expect_not_seen mld $group
 	done
 }
@@ -216,11 +218,13 @@ test_escapes_public() {
 		"ok mcast-source ff3e::5 $SRV6" \
 		"ok srh $SRV6 $WAYPOINT6 $SRV6 9999"
 	attack_as root \
+		"ok ipv6-anycast fd00::dead:beef" \
 		"ok lsrr $SRV4 $WAYPOINT4 $SRV4 9999" \
 		"ok lsrr-cmsg $SRV4 198.18.99.2 $SRV4 9999"
 	expect_seen igmp 239.1.2.3
 	expect_seen mld ff0e::6:7:8
 	expect_seen mld ff3e::5 $SRV6
+	expect_seen mld ff02::1:ffad:beef
 	expect_seen rthdr $WAYPOINT6
 	expect_seen lsrr $WAYPOINT4
 	expect_seen lsrr 198.18.99.2
