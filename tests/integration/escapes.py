@@ -35,6 +35,9 @@ OP:
   lsrr FIRST WAYPOINT FINAL PORT     IP_OPTIONS with LSRR, then sendto FINAL
   lsrr-cmsg FIRST WAYPOINT FINAL PORT  LSRR as IP_RETOPTS ancillary data of one sendmsg
   lsrr-compat FIRST WAYPOINT FINAL PORT  IP_OPTIONS as a 32-bit syscall
+  srh-relock, lsrr-relock FIRST WAYPOINT FINAL PORT CTRL
+                                the option set at once, then CTRL/ready, and the
+                                send only once CTRL/go exists (after a relock)
 """
 import ctypes
 import errno
@@ -197,8 +200,15 @@ def attack(op, args):
             rc = Compat().setsockopt(s.fileno(), level, name, value)
             if rc < 0:
                 raise OSError(-rc, os.strerror(-rc))
-        if op in ("srh", "lsrr"):
+        if op in ("srh", "lsrr", "srh-relock", "lsrr-relock"):
             setopt(s, level, name, value)
+        if op.endswith("-relock"):
+            open(os.path.join(args[4], "ready"), "w").close()
+            deadline = time.monotonic() + 60
+            while not os.path.exists(os.path.join(args[4], "go")):
+                if time.monotonic() > deadline:
+                    raise TimeoutError("no go")
+                time.sleep(0.05)
         if op == "lsrr-cmsg":
             s.sendmsg([TOKEN], [(SOL_IP, IP_RETOPTS, value)], 0, dest)
         else:

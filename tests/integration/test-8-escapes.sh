@@ -5,7 +5,7 @@
 # and judged by what reached the world's side of the link.
 
 ALL_TESTS+=(multicast_no_network multicast_allowlist nat64_not_loopback srv6_waypoint
-	ip_source_route escapes_public)
+	ip_source_route source_route_before_relock escapes_public)
 
 ESCAPES=$IT_DIR/escapes.py
 # Hops and groups no policy of these cases allows.
@@ -202,6 +202,52 @@ test_ip_source_route() {
 		"denied lsrr-compat $SRV4 $WAYPOINT4 $SRV4 9999"
 	unconfined "ok lsrr $SRV4 198.18.99.77 $SRV4 9999"
 	expect_seen lsrr 198.18.99.77
+	expect_not_seen lsrr $WAYPOINT4
+}
+
+# attack_bg NAME WHO "WANT OP ARGS": attack_as in the background; attack_bg_wait NAME checks it.
+attack_bg() {
+	local name=$1
+	shift
+	(attack_as "$@" >"$CASEDIR/$name.out" 2>&1) &
+	local pid=$!
+	defer "kill -KILL $pid"
+	eval "ATTACK_PID_$name=$pid"
+}
+
+attack_bg_wait() {
+	local pid
+	eval "pid=\$ATTACK_PID_$1"
+	wait "$pid"
+	local rc=$?
+	cat "$CASEDIR/$1.out"
+	[ $rc -eq 0 ] || fail "attack $1 did not get the expected verdict"
+}
+
+test_source_route_before_relock() {
+	world_up
+	daemon_up
+	sniffer_up
+	attach "$CG" --mode public
+	log "install-then-lock: the source routes are set while public, sent after the relock"
+	# Outside the case's directory, which uid 65534 cannot enter.
+	local ctrl
+	ctrl=$(mktemp -d /tmp/bfbpf-escapes.XXXXXX) || fail "cannot make a control directory"
+	defer "rm -rf '$ctrl'"
+	mkdir -m 0777 "$ctrl/6" "$ctrl/4" && chmod 0755 "$ctrl"
+	attack_bg srh6 nobody "denied srh-relock $SRV6 $WAYPOINT6 $SRV6 9999 $ctrl/6"
+	attack_bg lsrr4 root "denied lsrr-relock $SRV4 $WAYPOINT4 $SRV4 9999 $ctrl/4"
+	wait_for_file "$ctrl/6/ready" 30 || fail "the SRv6 attacker did not get ready"
+	wait_for_file "$ctrl/4/ready" 30 || fail "the LSRR attacker did not get ready"
+	update "$CG" --mode allowlist --allow $SRV6 --allow $SRV4
+	touch "$ctrl/6/go" "$ctrl/4/go"
+	log "egress drops both packets (EPERM to the sender)"
+	attack_bg_wait srh6
+	attack_bg_wait lsrr4
+	unconfined "ok srh $SRV6 fd00:99::77 $SRV6 9999" "ok lsrr $SRV4 198.18.99.77 $SRV4 9999"
+	expect_seen rthdr fd00:99::77
+	expect_seen lsrr 198.18.99.77
+	expect_not_seen rthdr $WAYPOINT6
 	expect_not_seen lsrr $WAYPOINT4
 }
 
