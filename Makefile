@@ -70,7 +70,7 @@ deps: ## install the Debian packages that are missing (root)
 			--no-install-recommends $$missing >/dev/null; \
 	else echo "deps: all installed"; fi
 
-$(BUILD)/bfbpf.bpf.o: bpf/bfbpf.bpf.c include/bfbpf.h | $(BUILD)
+$(BUILD)/bfbpf.bpf.o: bpf/bfbpf.bpf.c $(wildcard bpf/*.h) include/bfbpf.h | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/bfbpf.skel.h: $(BUILD)/bfbpf.bpf.o

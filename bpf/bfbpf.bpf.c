@@ -38,6 +38,9 @@
 #define SOCK_STREAM 1
 #define SOCK_DGRAM 2
 
+/* NAT64 well-known prefix (RFC 6052): 64:ff9b::/96, first word in network order. */
+#define NAT64_WORD0 0x0064ff9b
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /*
@@ -101,6 +104,7 @@ struct {
 struct destination {
 	__u32 addr[4]; /* network byte order words */
 	__u32 port;    /* host byte order */
+	__u32 nat64;   /* spelled 64:ff9b::a.b.c.d: leaves as IPv6, never loopback */
 };
 
 static __always_inline void destination_from_ip4(struct destination *dst, __u32 ip4)
@@ -109,19 +113,27 @@ static __always_inline void destination_from_ip4(struct destination *dst, __u32 
 	dst->addr[1] = 0;
 	dst->addr[2] = bpf_htonl(0x0000ffff);
 	dst->addr[3] = ip4;
+	dst->nat64 = 0;
 }
 
 static __always_inline void destination_from_ip6(struct destination *dst, const __u32 ip6[4])
 {
-	/* NAT64 well-known prefix 64:ff9b::/96 reaches the IPv4 it embeds. */
-	if (ip6[0] == bpf_htonl(0x0064ff9b) && ip6[1] == 0 && ip6[2] == 0) {
+	/*
+	 * NAT64 well-known prefix 64:ff9b::/96 reaches the IPv4 it embeds, through
+	 * a translator on the IPv6 route: judged as that IPv4 address, but never
+	 * as this host (policy_verdict). IPv4-mapped ::ffff:a.b.c.d stays as it
+	 * is: a dual-stack socket sends it as real IPv4.
+	 */
+	if (ip6[0] == bpf_htonl(NAT64_WORD0) && ip6[1] == 0 && ip6[2] == 0) {
 		destination_from_ip4(dst, ip6[3]);
+		dst->nat64 = 1;
 		return;
 	}
 	dst->addr[0] = ip6[0];
 	dst->addr[1] = ip6[1];
 	dst->addr[2] = ip6[2];
 	dst->addr[3] = ip6[3];
+	dst->nat64 = 0;
 }
 
 static __always_inline int destination_is_ip4(const struct destination *dst)
@@ -152,6 +164,9 @@ static __always_inline int destination_is_responder(const struct destination *ds
 		return dst->addr[3] == bpf_htonl(0x7f000001);
 	return !dst->addr[0] && !dst->addr[1] && !dst->addr[2] && dst->addr[3] == bpf_htonl(1);
 }
+
+/* NAT64 globality, source routes, multicast joins: needs struct destination above. */
+#include "bfbpf_escapes.h"
 
 /*
  * The sandbox a program runs for: the storage of the cgroup it is attached
@@ -243,6 +258,12 @@ static __always_inline void event_emit(const struct bfbpf_sandbox *sandbox,
 	}
 	if (denial->dst) {
 		__builtin_memcpy(event->addr, denial->dst->addr, sizeof(event->addr));
+		if (denial->dst->nat64) { /* as the sandbox spelled it, not the IPv4 it carries */
+			__u32 *words = (__u32 *)event->addr;
+
+			words[0] = bpf_htonl(NAT64_WORD0);
+			words[2] = 0;
+		}
 		event->port = denial->dst->port;
 	}
 	event->hook = hook;
@@ -361,6 +382,17 @@ static __always_inline int policy_verdict(const struct bfbpf_sandbox *sandbox,
 		return BFBPF_VERDICT_DENY; /* attached, policy not yet written: fail closed */
 	if (sandbox->flags & BFBPF_SANDBOX_PUBLIC)
 		return BFBPF_VERDICT_ALLOW;
+	if (dst->nat64) {
+		/*
+		 * It leaves as IPv6 on the default route, whatever IPv4 it spells: never
+		 * loopback nor the responder, and never allowed when that IPv4 is one no
+		 * translator may carry (RFC 6052), whatever the policy.
+		 */
+		if (!ip4_is_global(dst->addr[3]))
+			return BFBPF_VERDICT_DENY;
+		return policy_allows(sandbox, stats, dst) ? BFBPF_VERDICT_ALLOW
+							  : BFBPF_VERDICT_DENY;
+	}
 	if (destination_is_loopback(dst)) {
 		/*
 		 * The sandbox's own DNS responder is reachable even without loopback:
@@ -643,9 +675,12 @@ static __always_inline __u32 skb_destination_port(struct __sk_buff *skb, __u32 o
 	return bpf_ntohs(port);
 }
 
-/* The destination of a packet, copied out with bpf_skb_load_bytes; -1: not IP or truncated. */
+/*
+ * The destination of a packet, copied out with bpf_skb_load_bytes; -1: not
+ * IP or truncated. *extra: IPv4 options or IPv6 extension headers follow.
+ */
 static __always_inline int packet_destination_copied(struct __sk_buff *skb, struct destination *dst,
-						     __u8 *protocol)
+						     __u8 *protocol, int *extra)
 {
 	if (skb->protocol == bpf_htons(ETH_P_IP)) {
 		struct iphdr ip;
@@ -654,6 +689,7 @@ static __always_inline int packet_destination_copied(struct __sk_buff *skb, stru
 			return -1;
 		destination_from_ip4(dst, ip.daddr);
 		*protocol = ip.protocol;
+		*extra = ip4_has_options(ip.ihl);
 		/* A non-first fragment has no transport header: port stays 0. */
 		if (!(ip.frag_off & bpf_htons(0x1fff)))
 			dst->port = skb_destination_port(skb, ip.ihl * 4, ip.protocol);
@@ -666,6 +702,7 @@ static __always_inline int packet_destination_copied(struct __sk_buff *skb, stru
 			return -1;
 		destination_from_ip6(dst, ip6.daddr.in6_u.u6_addr32);
 		*protocol = ip6.nexthdr;
+		*extra = ip6_has_extensions(ip6.nexthdr);
 		/* Extension headers are not walked: such packets match any-port entries only. */
 		dst->port = skb_destination_port(skb, sizeof(ip6), ip6.nexthdr);
 		return 0;
@@ -681,7 +718,7 @@ static __always_inline int packet_destination_copied(struct __sk_buff *skb, stru
  * (or not as expected) takes the copying way above, which judges alike.
  */
 static __always_inline int packet_destination(struct __sk_buff *skb, struct destination *dst,
-					      __u8 *protocol)
+					      __u8 *protocol, int *extra)
 {
 	void *data = (void *)(long)skb->data;
 	void *data_end = (void *)(long)skb->data_end;
@@ -691,9 +728,10 @@ static __always_inline int packet_destination(struct __sk_buff *skb, struct dest
 		struct iphdr *ip = data;
 
 		if ((void *)(ip + 1) > data_end)
-			return packet_destination_copied(skb, dst, protocol);
+			return packet_destination_copied(skb, dst, protocol, extra);
 		destination_from_ip4(dst, ip->daddr);
 		*protocol = ip->protocol;
+		*extra = ip4_has_options(ip->ihl);
 		if ((ip->frag_off & bpf_htons(0x1fff)) || !carries_ports(ip->protocol))
 			return 0;
 		/* ihl is 4 bits: the verifier knows the offset is at most 60. */
@@ -702,9 +740,10 @@ static __always_inline int packet_destination(struct __sk_buff *skb, struct dest
 		struct ipv6hdr *ip6 = data;
 
 		if ((void *)(ip6 + 1) > data_end)
-			return packet_destination_copied(skb, dst, protocol);
+			return packet_destination_copied(skb, dst, protocol, extra);
 		destination_from_ip6(dst, ip6->daddr.in6_u.u6_addr32);
 		*protocol = ip6->nexthdr;
+		*extra = ip6_has_extensions(ip6->nexthdr);
 		if (!carries_ports(ip6->nexthdr))
 			return 0;
 		ports = (void *)(ip6 + 1);
@@ -712,7 +751,7 @@ static __always_inline int packet_destination(struct __sk_buff *skb, struct dest
 		return -1;
 	}
 	if ((void *)(ports + 2) > data_end)
-		return packet_destination_copied(skb, dst, protocol);
+		return packet_destination_copied(skb, dst, protocol, extra);
 	dst->port = bpf_ntohs(ports[1]);
 	return 0;
 }
@@ -723,6 +762,12 @@ static __always_inline int packet_destination(struct __sk_buff *skb, struct dest
  * in place, the policy and counters from cgroup storage, and the allow maps
  * looked up only when the destination is not this CPU's memo (at most four
  * lookups; one for a server in the exact map).
+ *
+ * A source-routed packet (IPv4 LSRR/SSRR, an IPv6 routing header) is dropped
+ * in restrictive modes: its hops past the first are judged nowhere else.
+ * The setsockopt program refuses the options that ask for one; this catches
+ * every other way in (32-bit setsockopt calls skip that program, ancillary
+ * data never meets it). Plain packets pay one compare for it.
  */
 SEC("cgroup_skb/egress")
 int bfbpf_egress(struct __sk_buff *skb)
@@ -731,12 +776,82 @@ int bfbpf_egress(struct __sk_buff *skb)
 	struct bfbpf_stats *stats;
 	struct destination dst = {};
 	struct denial denial = {.dst = &dst}; /* softirq, maybe: no pid, no comm */
+	int extra = 0;
 
 	if (sandbox->generation && (sandbox->flags & BFBPF_SANDBOX_PUBLIC))
 		return BFBPF_VERDICT_ALLOW;
 	stats = sandbox_stats_current();
-	if (packet_destination(skb, &dst, &denial.protocol))
+	if (packet_destination(skb, &dst, &denial.protocol, &extra) ||
+	    (extra && packet_source_routed(skb)))
 		return account(sandbox, stats, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_DENY, &denial);
 	return account(sandbox, stats, BFBPF_HOOK_EGRESS, policy_verdict(sandbox, stats, &dst),
 		       &denial);
+}
+
+/*
+ * Refuses nothing. An option value larger than a page reaches the program
+ * cut to a page, and the kernel takes a length of 0 as "use the caller's
+ * value as it is" (6.1 answers EFAULT to any other length there).
+ */
+static __always_inline int sockopt_pass(struct bpf_sockopt *ctx)
+{
+	if (ctx->optlen > SOCKOPT_SEEN_MAX)
+		ctx->optlen = 0;
+	return BFBPF_VERDICT_ALLOW;
+}
+
+/* The verdict on an option sockopt_decode judged (restrictive modes only). */
+static __always_inline int sockopt_verdict(struct bpf_sockopt *ctx,
+					   const struct bfbpf_sandbox *sandbox, int ask,
+					   const struct destination *group,
+					   const struct destination *source, struct denial *denial)
+{
+	if (!sandbox->generation)
+		return BFBPF_VERDICT_DENY; /* attached, policy not yet written: fail closed */
+	/* The kernel would read a value larger than a page again, after this program. */
+	if (ctx->optlen > SOCKOPT_SEEN_MAX)
+		return BFBPF_VERDICT_DENY;
+	/*
+	 * A group (or source) the policy names on every port carries no data of
+	 * the sandbox's: it could send there anyway. Loopback does not count
+	 * here: only entries of the allow maps do.
+	 */
+	if (ask == SOCKOPT_GROUP || ask == SOCKOPT_GROUP_SOURCE) {
+		if (!allow_maps_contain(sandbox->generation, group, BFBPF_PORT_ANY))
+			return BFBPF_VERDICT_DENY;
+		if (ask == SOCKOPT_GROUP)
+			return BFBPF_VERDICT_ALLOW;
+		denial->dst = source;
+		return allow_maps_contain(sandbox->generation, source, BFBPF_PORT_ANY)
+			       ? BFBPF_VERDICT_ALLOW
+			       : BFBPF_VERDICT_DENY;
+	}
+	return BFBPF_VERDICT_DENY; /* source routes, source lists, unreadable values */
+}
+
+/*
+ * Socket options that make the kernel send what no hook judges: multicast
+ * joins (IGMP/MLD reports, sent by no socket, carry the group and source
+ * addresses to the link) and source routes (hops past the first). Refused
+ * with EPERM in restrictive modes unless the policy allows the group (and
+ * source). Public mode and every other option pass unchanged. 32-bit
+ * (compat) setsockopt calls never reach this program (the kernel skips it
+ * for them): see docs/threat-model.md.
+ */
+SEC("cgroup/setsockopt")
+int bfbpf_setsockopt(struct bpf_sockopt *ctx)
+{
+	const struct bfbpf_sandbox *sandbox = sandbox_current();
+	struct destination group = {}, source = {};
+	struct denial denial = {
+		.dst = &group, .family = ctx->level, .type = ctx->optname, .in_task = 1};
+	int ask, verdict;
+
+	if (sandbox->generation && (sandbox->flags & BFBPF_SANDBOX_PUBLIC))
+		return sockopt_pass(ctx);
+	ask = sockopt_decode(ctx, &group, &source);
+	if (ask == SOCKOPT_FREE)
+		return sockopt_pass(ctx);
+	verdict = sockopt_verdict(ctx, sandbox, ask, &group, &source, &denial);
+	return account(sandbox, sandbox_stats_current(), BFBPF_HOOK_SETSOCKOPT, verdict, &denial);
 }

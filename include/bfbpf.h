@@ -14,7 +14,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a key, value or map definition below changes. */
-#define BFBPF_ABI_VERSION 5
+#define BFBPF_ABI_VERSION 6
 
 /* Verdicts of the cgroup hooks: the kernel reads 1 as "go on", 0 as EPERM/drop. */
 #define BFBPF_VERDICT_DENY 0
@@ -101,6 +101,7 @@ enum bfbpf_hook {
 	BFBPF_HOOK_SOCK_CREATE,
 	BFBPF_HOOK_EGRESS,
 	BFBPF_HOOK_SOCKET_LSM,
+	BFBPF_HOOK_SETSOCKOPT, /* the options it judges: multicast joins, source routes */
 	BFBPF_HOOK_COUNT,
 };
 
@@ -149,12 +150,13 @@ struct bfbpf_event {
 	__u32 pid;	 /* thread; 0 for packets (egress runs outside the sender's context) */
 	__u32 tgid;
 	char comm[16];
-	__u8 addr[16]; /* destination, IPv4 as ::ffff:a.b.c.d; zero for socket creation */
+	__u8 addr[16]; /* destination, IPv4 as ::ffff:a.b.c.d; zero for socket creation;
+			  setsockopt: the multicast group (or source), zero for a source route */
 	__u16 port;    /* host order */
 	__u8 hook;     /* enum bfbpf_hook */
 	__u8 protocol; /* IPPROTO_* of the socket or packet */
-	__u32 family;  /* socket creation: the family asked for */
-	__u32 type;    /* socket creation: the type asked for */
+	__u32 family;  /* socket creation: the family asked for; setsockopt: the level */
+	__u32 type;    /* socket creation: the type asked for; setsockopt: the option name */
 };
 
 #endif /* BFBPF_H */

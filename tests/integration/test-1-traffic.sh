@@ -63,9 +63,10 @@ test_mapped_v6_tcp() {
 	expect "$CG" \
 		"ok tcp ::ffff:$SRV4 7000" \
 		"denied tcp ::ffff:$SRV4B 7000"
-	log "NAT64 64:ff9b::c612:2 is judged as 198.18.0.2 (allowed; it has no route here)"
+	log "NAT64 64:ff9b::c612:2 embeds 198.18.0.2, which is not globally reachable: denied"
+	log "although 198.18.0.2 is allowed (RFC 6052; test_nat64_not_loopback has a global one)"
 	expect "$CG" \
-		"notdenied tcp 64:ff9b::c612:2 7000" \
+		"denied tcp 64:ff9b::c612:2 7000" \
 		"denied tcp 64:ff9b::c612:3 7000" \
 		"denied tcp 64:ff9b::c612:6301 7000"
 }
@@ -113,10 +114,10 @@ test_udp_mapped() {
 		"ok udp-sendto ::ffff:$SRV4 9999" \
 		"denied udp-connect ::ffff:$SRV4B 9999" \
 		"denied udp-sendto ::ffff:$SRV4B 9999"
-	log "NAT64 forms: judged as the IPv4 address they carry"
+	log "NAT64 forms of the benchmarking range (198.18.0.0/15): denied, even when allowed"
 	expect "$CG" \
-		"notdenied udp-connect 64:ff9b::c612:2 9999" \
-		"notdenied udp-sendto 64:ff9b::c612:2 9999" \
+		"denied udp-connect 64:ff9b::c612:2 9999" \
+		"denied udp-sendto 64:ff9b::c612:2 9999" \
 		"denied udp-connect 64:ff9b::c612:3 9999" \
 		"denied udp-sendto 64:ff9b::c612:3 9999"
 }

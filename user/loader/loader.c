@@ -30,6 +30,7 @@ static const struct {
 	[LOADER_HOOK_RECVMSG6] = {"recvmsg6", BPF_CGROUP_UDP6_RECVMSG},
 	[LOADER_HOOK_GETPEERNAME4] = {"getpeername4", BPF_CGROUP_INET4_GETPEERNAME},
 	[LOADER_HOOK_GETPEERNAME6] = {"getpeername6", BPF_CGROUP_INET6_GETPEERNAME},
+	[LOADER_HOOK_SETSOCKOPT] = {"setsockopt", BPF_CGROUP_SETSOCKOPT},
 	[LOADER_HOOK_SOCKET_LSM] = {"socket_lsm", BPF_LSM_CGROUP},
 };
 
@@ -66,6 +67,8 @@ static struct bpf_program *loader_program(struct bfbpf_bpf *skel, enum loader_ho
 		return skel->progs.bfbpf_getpeername4;
 	case LOADER_HOOK_GETPEERNAME6:
 		return skel->progs.bfbpf_getpeername6;
+	case LOADER_HOOK_SETSOCKOPT:
+		return skel->progs.bfbpf_setsockopt;
 	case LOADER_HOOK_EGRESS:
 	default:
 		return skel->progs.bfbpf_egress;

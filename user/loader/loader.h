@@ -28,6 +28,7 @@ enum loader_hook {
 	LOADER_HOOK_RECVMSG6,
 	LOADER_HOOK_GETPEERNAME4,
 	LOADER_HOOK_GETPEERNAME6,
+	LOADER_HOOK_SETSOCKOPT, /* multicast joins and source routes */
 	LOADER_HOOK_SOCKET_LSM, /* lsm_cgroup/socket_create: every address family */
 	LOADER_HOOK_COUNT,
 };

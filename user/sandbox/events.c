@@ -21,7 +21,7 @@ static const char *const events_hook_names[BFBPF_HOOK_COUNT] = {
 	[BFBPF_HOOK_CONNECT4] = "connect4",	  [BFBPF_HOOK_CONNECT6] = "connect6",
 	[BFBPF_HOOK_SENDMSG4] = "sendmsg4",	  [BFBPF_HOOK_SENDMSG6] = "sendmsg6",
 	[BFBPF_HOOK_SOCK_CREATE] = "sock_create", [BFBPF_HOOK_EGRESS] = "egress",
-	[BFBPF_HOOK_SOCKET_LSM] = "socket_lsm",
+	[BFBPF_HOOK_SOCKET_LSM] = "socket_lsm",	  [BFBPF_HOOK_SETSOCKOPT] = "setsockopt",
 };
 
 const char *events_hook_name(unsigned int hook)
