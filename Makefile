@@ -20,7 +20,7 @@ LDLIBS := -lbpf -lelf -lz -lcares -ljansson
 
 # BPF_PROG() declares a ctx parameter that lsm programs need not read.
 # -mcpu=v3: the verdict memo's compare-and-swap (BPF_CMPXCHG, kernel 5.12+).
-BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 $(WARNINGS) -Wno-unused-parameter -Iinclude -I$(ARCH_INCLUDE)
+BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 $(WARNINGS) -Wno-unused-parameter -Iinclude -Ibpf -I$(ARCH_INCLUDE)
 
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-dev libjansson-dev \
 	libcmocka-dev liburing-dev pkg-config gcc make iproute2 dnsmasq-base bind9-dnsutils \
@@ -70,7 +70,7 @@ deps: ## install the Debian packages that are missing (root)
 			--no-install-recommends $$missing >/dev/null; \
 	else echo "deps: all installed"; fi
 
-$(BUILD)/bfbpf.bpf.o: bpf/bfbpf.bpf.c $(wildcard bpf/*.h) include/bfbpf.h | $(BUILD)
+$(BUILD)/bfbpf.bpf.o: bpf/bfbpf.bpf.c $(wildcard bpf/lib/*.h) include/bfbpf.h | $(BUILD)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/bfbpf.skel.h: $(BUILD)/bfbpf.bpf.o

@@ -11,11 +11,13 @@
  * - Multicast joins: the kernel's IGMP and MLD reports, which no socket
  *   sends, carry the group (and source) addresses to every host on the link.
  *
- * Included by bfbpf.bpf.c after struct destination and the policy helpers;
- * pure parsing here, the verdicts stay in bfbpf.bpf.c.
+ * Pure parsing here; the verdicts stay in bfbpf.bpf.c.
  */
 #ifndef BFBPF_ESCAPES_H
 #define BFBPF_ESCAPES_H
+
+#include "lib/common.h"
+#include "lib/destination.h"
 
 #ifndef SOL_IP
 #define SOL_IP 0

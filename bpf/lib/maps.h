@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The maps, defined once: the programs of bfbpf.bpf.c are their only users.
+ */
+#ifndef BFBPF_LIB_MAPS_H
+#define BFBPF_LIB_MAPS_H
+
+#include "lib/common.h"
+/*
+ * The policy of each sandbox, in cgroup storage: the kernel makes it (zeroed)
+ * when the programs are attached to the sandbox's cgroup and frees it at
+ * detach; the daemon writes it by cgroup id, and each write swaps the whole
+ * value at once (the atomic flip of an update). A program reaches the storage
+ * of the cgroup it is attached at without a lookup: no current-cgroup read,
+ * no hash lookup, no walk up the hierarchy, on every hook and every packet.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_STORAGE);
+	__type(key, __u64); /* cgroup id: one storage shared by every hook of a cgroup */
+	__type(value, struct bfbpf_sandbox);
+} sandboxes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BFBPF_MAX_EXACT_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bfbpf_exact_key);
+	__type(value, struct bfbpf_allow_value);
+} allow_exact SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, BFBPF_MAX_PREFIX_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bfbpf_prefix_key);
+	__type(value, struct bfbpf_allow_value);
+} allow_prefix SEC(".maps");
+
+/*
+ * Per sandbox, per CPU: the counters and the events' token bucket, in cgroup
+ * storage. The kernel makes it when the programs are attached to a sandbox's
+ * cgroup (zeroed: an empty bucket that refills on first use) and frees it at
+ * detach; a program reaches the storage of the cgroup it is attached at (the
+ * sandbox, also for a socket in a descendant cgroup) without a map lookup,
+ * which was a hash lookup on every packet and every hook.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE);
+	__type(key, __u64); /* cgroup id: one storage shared by every hook of a cgroup */
+	__type(value, struct bfbpf_stats);
+} sandbox_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* Where each redirected DNS socket meant to go (read back by recvmsg and getpeername). */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bfbpf_dns_origin);
+} dns_origins SEC(".maps");
+
+#endif /* BFBPF_LIB_MAPS_H */
