@@ -157,8 +157,21 @@ demo: deps ## deps, build, and a short demonstration (root)
 	$(MAKE) all
 	tools/demo.sh
 
-vmtest: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect ## the integration suite in QEMU (slow; KERNEL=)
-	vmtest/run.sh $(if $(KERNEL),--kernel $(KERNEL))
+# Two boots of the same kernel, without and with the BPF LSM (lsm_cgroup programs), one at
+# a time; each prints its own summary, both are repeated at the end; fails if either fails.
+VMTEST_BOOTS ?= off on
+vmtest: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect ## the integration suite in QEMU, BPF LSM off and on (slow)
+	@out=$${VMTEST_OUT:-$(BUILD)/vmtest}; rc=0; \
+	for lsm in $(VMTEST_BOOTS); do rm -f "$$out/bpf-lsm-$$lsm/summary"; done; \
+	for lsm in $(VMTEST_BOOTS); do \
+		vmtest/run.sh --bpf-lsm $$lsm $(if $(KERNEL),--kernel $(KERNEL)) || rc=1; \
+	done; \
+	echo "vmtest: all boots:"; \
+	for lsm in $(VMTEST_BOOTS); do \
+		cat "$$out/bpf-lsm-$$lsm/summary" 2>/dev/null || \
+			echo "vmtest: BPF LSM $$lsm: FAIL (the run ended before its summary)"; \
+	done; \
+	exit $$rc
 
 # The bench's helper programs: the load generator and the "floor" cgroup_skb program.
 $(BUILD)/bench/bfbench: tools/bench/bfbench.c

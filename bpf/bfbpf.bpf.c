@@ -149,7 +149,8 @@ int bfbpf_sock_create(struct bpf_sock *ctx)
  * cgroup/sock_create never sees the other families (packet sockets reach the
  * wire without passing any address hook), so socket creation is also judged
  * at the LSM hook, per cgroup (BPF_LSM_CGROUP, kernel 6.0+; the bpf LSM must
- * be active, which verify checks).
+ * be active, which the loader checks: it attaches where the LSM is not, and
+ * then never runs).
  */
 SEC("lsm_cgroup/socket_create")
 int BPF_PROG(bfbpf_socket_create, int family, int type, int protocol, int kern)

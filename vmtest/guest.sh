@@ -85,6 +85,24 @@ for m in ${VMTEST_PRELOAD:-}; do
 done
 
 echo "$REL" >"$OUT/release"
+
+# --bpf-lsm on|off (run.sh): the boot exists to test one path of bfbpf, so a kernel that
+# did not take the lsm= list ends the run here, not in a suite that quietly takes the other
+# path. The list and bfbpf's own view of it go to the host, which judges them again.
+lsms=$(cat /sys/kernel/security/lsm 2>/dev/null)
+echo "$lsms" >"$OUT/lsm"
+if [ -n "${VMTEST_BPF_LSM:-}" ]; then
+	log "active LSMs: ${lsms:-none (no /sys/kernel/security/lsm)}"
+	case ",$lsms," in
+	*,bpf,*) [ "$VMTEST_BPF_LSM" = on ] || { log "FATAL: the BPF LSM is active, but this boot is without it (lsm: $lsms)"; exit 1; } ;;
+	*) [ "$VMTEST_BPF_LSM" = off ] || { log "FATAL: the BPF LSM is not active (lsm: ${lsms:-none}); is CONFIG_BPF_LSM set?"; exit 1; } ;;
+	esac
+	if [ "${VMTEST_MODE:-run}" = run ] && [ -x "$OUT/bfbpf" ]; then
+		"$OUT/bfbpf" check >"$OUT/check.txt" 2>&1
+		grep -E '^[A-Za-z]+ +hook socket_lsm ' "$OUT/check.txt" >"$OUT/socket_lsm"
+		log "bfbpf check: $(cat "$OUT/socket_lsm" 2>/dev/null || echo "no 'hook socket_lsm' line")"
+	fi
+fi
 log "kernel $REL, $(nproc) CPUs, $(awk '/MemTotal/ {print int($2/1024)}' /proc/meminfo) MiB"
 
 cd "$VMTEST_REPO" || { log "FATAL: no $VMTEST_REPO in the guest"; exit 1; }

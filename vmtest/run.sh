@@ -8,8 +8,12 @@
 # drivers the kernel has as modules (virtio, 9p, overlay, veth), then vmtest/guest.sh
 # mounts cgroup2, bpffs and the rest and runs the suite as root.
 #
+# --bpf-lsm on|off boots with bpf added to or removed from the kernel's lsm= list, and the
+# guest proves it (/sys/kernel/security/lsm, bfbpf check): `make vmtest` boots twice, once
+# each way, so both the lsm_cgroup path and the path without it run on the same kernel.
+#
 # Prints the suite's lines as they come, then one summary line
-#   vmtest: kernel <release>: N passed, M failed[, K skipped]
+#   vmtest: kernel <release>[ (BPF LSM on|off)]: N passed, M failed[, K skipped]
 # and exits 0 only if every test passed; a guest that times out, panics or logs a kernel
 # WARNING/BUG fails the run. See docs/testing.md.
 set -euo pipefail
@@ -19,14 +23,19 @@ REPO=$(cd "$HERE/.." && pwd)
 
 usage() {
 	cat <<EOF
-usage: vmtest/run.sh [--kernel BZIMAGE [--modules DIR]] [--suite PATH] [--shell]
-                     [--timeout SECONDS] [-- SUITE-ARGS...]
+usage: vmtest/run.sh [--kernel BZIMAGE [--modules DIR]] [--bpf-lsm on|off] [--suite PATH]
+                     [--shell] [--timeout SECONDS] [-- SUITE-ARGS...]
 
   --kernel BZIMAGE  boot this kernel image instead of the pinned Debian kernel
                     (vmtest/kernel.version); it needs virtio-pci, 9p and overlayfs,
                     built in or as modules in --modules
   --modules DIR     the image's lib/modules/<release> directory (default: found next to
                     the image, ../lib/modules/<release>, or /lib/modules/<release>)
+  --bpf-lsm on|off  boot with bpf added to (on) or removed from (off) the lsm= list
+                    (the kernel config's CONFIG_LSM); the guest checks that the BPF
+                    LSM is active (on) or absent (off) and the run fails otherwise.
+                    Default: \$VMTEST_BPF_LSM, else the kernel's own list, unchecked.
+                    Logs then go to \$VMTEST_OUT/bpf-lsm-on|off
   --suite PATH      the test suite to run in the guest (default: tests/integration/run.sh);
                     vmtest/selftest.sh checks the guest environment itself
   --shell           boot to an interactive shell in the guest instead of running the suite
@@ -37,7 +46,8 @@ VMTEST_MODULES (extra modules for the initramfs, default "veth"), VMTEST_OUT (bu
 VMTEST_CACHE (vmtest/cache), VMTEST_QUIET=1 (do not echo the guest console live),
 VMTEST_PASSENV (host variables forwarded to the suite when set; default
 "PROBE_TIMEOUT CASE_TIMEOUT KEEP").
-Logs: \$VMTEST_OUT/console.log (the guest console), \$VMTEST_OUT/guest/{suite.log,dmesg.txt}.
+Logs: \$VMTEST_OUT/console.log (the guest console), \$VMTEST_OUT/guest/{suite.log,dmesg.txt},
+\$VMTEST_OUT/summary (the last lines printed); under \$VMTEST_OUT/bpf-lsm-on|off with --bpf-lsm.
 EOF
 }
 
@@ -51,6 +61,7 @@ MODDIR=""
 SUITE=""
 MODE=run
 TIMEOUT=${VMTEST_TIMEOUT:-1500}
+BPF_LSM=${VMTEST_BPF_LSM:-}
 SUITE_ARGS=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -60,6 +71,8 @@ while [ $# -gt 0 ]; do
 	--modules=*) MODDIR=${1#*=}; shift ;;
 	--suite) [ $# -ge 2 ] || die "--suite needs a path"; SUITE=$2; shift 2 ;;
 	--suite=*) SUITE=${1#*=}; shift ;;
+	--bpf-lsm) [ $# -ge 2 ] || die "--bpf-lsm needs on or off"; BPF_LSM=$2; shift 2 ;;
+	--bpf-lsm=*) BPF_LSM=${1#*=}; shift ;;
 	--timeout) [ $# -ge 2 ] || die "--timeout needs seconds"; TIMEOUT=$2; shift 2 ;;
 	--timeout=*) TIMEOUT=${1#*=}; shift ;;
 	--shell) MODE=shell; shift ;;
@@ -69,12 +82,18 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ "$TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "the timeout must be a positive number of seconds, not '$TIMEOUT'"
+case "$BPF_LSM" in
+"" | on | off) ;;
+*) die "--bpf-lsm (VMTEST_BPF_LSM) must be on or off, not '$BPF_LSM'" ;;
+esac
 
 MEM=${VMTEST_MEM:-3G}
 SMP=${VMTEST_SMP:-2}
 ACCEL=${VMTEST_ACCEL:-auto}
 EXTRA_MODULES=${VMTEST_MODULES:-veth}
 OUTDIR=${VMTEST_OUT:-$REPO/build/vmtest}
+# Each boot keeps its own logs, so that make vmtest's second boot leaves the first's.
+[ -n "$BPF_LSM" ] && OUTDIR=$OUTDIR/bpf-lsm-$BPF_LSM
 CACHE=${VMTEST_CACHE:-$HERE/cache}
 PIN_FILE=$HERE/kernel.version
 # The guest's root directory is the host's "/": paths must be absolute and real.
@@ -123,6 +142,7 @@ if ! flock -n 9; then
 	echo "vmtest: waiting for another vmtest run using $OUTDIR" >&2
 	flock 9
 fi
+rm -f "$OUTDIR/summary"
 
 STAGE=""
 QEMU_PID=""
@@ -209,6 +229,31 @@ else
 	KERNEL_DESC="$PKG $VER"
 fi
 
+# --- The LSM list ----------------------------------------------------------------------
+
+# --bpf-lsm: the kernel's own default list (CONFIG_LSM), with bpf added at its end or
+# taken out, so that the two boots differ in the BPF LSM alone.
+LSM_ARG=""
+if [ -n "$BPF_LSM" ]; then
+	lsm_list=""
+	cfg=${BOOTDIR:+$BOOTDIR/config-$RELEASE}
+	if [ -n "$cfg" ] && [ -f "$cfg" ]; then
+		if [ "$BPF_LSM" = on ] && ! grep -q '^CONFIG_BPF_LSM=y' "$cfg"; then
+			die "$cfg has no CONFIG_BPF_LSM=y: this kernel cannot boot with --bpf-lsm on"
+		fi
+		lsm_list=$(sed -n 's/^CONFIG_LSM="\(.*\)"$/\1/p' "$cfg")
+	fi
+	if [ -z "$lsm_list" ]; then
+		# No config beside the image: upstream's default order. Names the kernel lacks
+		# are ignored; the guest checks the outcome either way.
+		lsm_list="landlock,lockdown,yama,loadpin,safesetid,integrity,selinux,smack,tomoyo,apparmor"
+		echo "vmtest: no CONFIG_LSM for $RELEASE: assuming lsm=$lsm_list" >&2
+	fi
+	lsm_list=$(tr ',' '\n' <<<"$lsm_list" | grep -vx 'bpf' | paste -sd, -)
+	[ "$BPF_LSM" = on ] && lsm_list=${lsm_list:+$lsm_list,}bpf
+	LSM_ARG="lsm=$lsm_list"
+fi
+
 # --- The initramfs ----------------------------------------------------------------------
 
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/vmtest.XXXXXX")
@@ -264,6 +309,7 @@ SHARE=$OUTDIR/guest
 	echo "export VMTEST_BOOTDIR=$(q "$BOOTDIR")"
 	echo "export VMTEST_HOST_OUT=$(q "$SHARE")"
 	echo "export VMTEST_TERM=$(q "${TERM:-linux}")"
+	echo "export VMTEST_BPF_LSM=$(q "$BPF_LSM")"
 	# The suite runs the binary as it was when the run began (a snapshot in the results
 	# share), not build/bfbpf itself, which the guest sees live through 9p.
 	if [ "$MODE" = run ] && [ -z "${BFBPF+set}" ] && [ -x "$REPO/build/bfbpf" ]; then
@@ -318,11 +364,13 @@ mkdir -p "$SHARE"
 [ -x "$REPO/build/bfbpf" ] && cp "$REPO/build/bfbpf" "$SHARE/bfbpf"
 CONSOLE=$OUTDIR/console.log
 : >"$CONSOLE"
-QEMU=("${QEMU_BASE[@]}" "${ACCEL_ARGS[@]}" -append "$CMDLINE"
+QEMU=("${QEMU_BASE[@]}" "${ACCEL_ARGS[@]}" -append "$CMDLINE${LSM_ARG:+ $LSM_ARG}"
 	-virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
 	-virtfs "local,path=$SHARE,mount_tag=vmtestout,security_model=none,multidevs=remap")
 
-echo "vmtest: booting $KERNEL_DESC ($RELEASE) under ${ACCEL^^}, $SMP CPUs, $MEM; console log: $CONSOLE" >&2
+BOOT_DESC=""
+[ -n "$BPF_LSM" ] && BOOT_DESC=" (BPF LSM $BPF_LSM)"
+echo "vmtest: booting $KERNEL_DESC ($RELEASE)$BOOT_DESC under ${ACCEL^^}, $SMP CPUs, $MEM${LSM_ARG:+, $LSM_ARG}; console log: $CONSOLE" >&2
 
 if [ "$MODE" = shell ]; then
 	echo "vmtest: Ctrl-a x quits qemu; Ctrl-a c switches to the qemu monitor" >&2
@@ -393,6 +441,26 @@ else
 	fi
 fi
 
+# --bpf-lsm: the guest wrote the active LSMs and bfbpf check's socket_lsm line
+# (guest.sh, which already stops on a wrong list): no silent fallback to the other path.
+if [ -n "$BPF_LSM" ] && [ -f "$SHARE/suite.rc" ]; then
+	lsms=$(cat "$SHARE/lsm" 2>/dev/null || true)
+	case ",$lsms," in
+	*,bpf,*) [ "$BPF_LSM" = on ] || problems+=("the BPF LSM is active (lsm: $lsms) in a boot without it") ;;
+	*) [ "$BPF_LSM" = off ] || problems+=("the BPF LSM is not active (lsm: ${lsms:-unknown})") ;;
+	esac
+	if [ -f "$SHARE/bfbpf" ]; then
+		hook=$(cat "$SHARE/socket_lsm" 2>/dev/null || true)
+		if [ "$BPF_LSM" = on ]; then
+			[[ "$hook" =~ ^ok\ .*loads\ and\ attaches ]] ||
+				problems+=("bfbpf does not attach its lsm_cgroup program with the BPF LSM on: ${hook:-no 'hook socket_lsm' line in bfbpf check}")
+		else
+			[[ "$hook" =~ ^ok\ .*not\ supported ]] ||
+				problems+=("bfbpf check does not report socket_lsm unsupported with the BPF LSM off: ${hook:-no 'hook socket_lsm' line in bfbpf check}")
+		fi
+	fi
+fi
+
 if [ -f "$SUITE_LOG" ]; then
 	grep -E '^SKIP ' "$SUITE_LOG" | sed 's/^/vmtest:   /' || true
 	grep -E '^FAIL ' "$SUITE_LOG" | sed 's/^/vmtest:   /' || true
@@ -400,8 +468,8 @@ fi
 for p in ${problems[@]+"${problems[@]}"}; do echo "vmtest:   FAIL vmtest ($p)"; done
 failed=$((failed + ${#problems[@]}))
 
-line="vmtest: kernel $RELEASE: $passed passed, $failed failed"
+line="vmtest: kernel $RELEASE$BOOT_DESC: $passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && line+=", $skipped skipped"
-echo "vmtest: guest ran ${ELAPSED}s under ${ACCEL^^}; logs: $CONSOLE, $SHARE/"
-echo "$line"
+echo "vmtest: guest ran ${ELAPSED}s under ${ACCEL^^}; logs: $CONSOLE, $SHARE/" | tee "$OUTDIR/summary"
+echo "$line" | tee -a "$OUTDIR/summary"
 [ "$failed" = 0 ] && [ "$passed" -gt 0 ]

@@ -16,6 +16,9 @@
 #include "loader_internal.h"
 #include "lib/log.h"
 
+/* The active LSMs, in order, comma-separated (securityfs). */
+#define LOADER_LSM_LIST "/sys/kernel/security/lsm"
+
 static const struct {
 	const char *name;
 	enum bpf_attach_type type;
@@ -149,6 +152,36 @@ static int loader_maps_pin(struct loader *loader, bool pin)
 	return 0;
 }
 
+/*
+ * An lsm_cgroup program loads and attaches wherever the kernel has CONFIG_BPF_LSM,
+ * but it runs only when "bpf" is in the active LSM list (lsm= or CONFIG_LSM).
+ * Attached yet never run, it would make verify trust a refusal of packet sockets
+ * that never happens (seen on Debian's 6.1 booted without bpf in lsm=). A list we
+ * cannot read counts as inactive: the CAP_NET_RAW checks then apply.
+ */
+static bool loader_bpf_lsm_active(char *why, size_t why_size)
+{
+	char list[512];
+	size_t length;
+	FILE *file = fopen(LOADER_LSM_LIST, "re");
+
+	if (!file) {
+		snprintf(why, why_size, "cannot read %s: %s; is securityfs mounted?",
+			 LOADER_LSM_LIST, strerror(errno));
+		return false;
+	}
+	length = fread(list, 1, sizeof(list) - 1, file);
+	fclose(file);
+	list[length] = '\0';
+	list[strcspn(list, "\n")] = '\0';
+	for (char *save = NULL, *name = strtok_r(list, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save))
+		if (!strcmp(name, "bpf"))
+			return true;
+	snprintf(why, why_size, "the BPF LSM is not active (%s: %s)", LOADER_LSM_LIST, list);
+	return false;
+}
+
 /* Open the object and load it, with or without the optional LSM program. */
 static int loader_load(struct loader *loader, bool with_lsm)
 {
@@ -173,6 +206,36 @@ static int loader_load(struct loader *loader, bool with_lsm)
 	return bfbpf_bpf__load(loader->skel);
 }
 
+/* Load with the LSM program where the BPF LSM runs it, else without it. */
+static int loader_load_best(struct loader *loader)
+{
+	char why[640];
+	int err;
+
+	loader->has_lsm = loader_bpf_lsm_active(why, sizeof(why));
+	if (!loader->has_lsm) {
+		log_info("%s; packet sockets are refused only to sandboxes without CAP_NET_RAW",
+			 why);
+		return loader_load(loader, false);
+	}
+	log_set_libbpf_quiet(true);
+	err = loader_load(loader, true);
+	log_set_libbpf_quiet(false);
+	if (err == -EPERM || err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP ||
+	    err == -524 /* ENOTSUPP */ || err == -ESRCH) {
+		/* No trampolines (or another refusal): packet sockets then depend on CAP_NET_RAW.
+		 */
+		log_info("the kernel cannot load lsm_cgroup programs (%s); packet sockets are "
+			 "refused only to sandboxes without CAP_NET_RAW",
+			 strerror(-err));
+		bfbpf_bpf__destroy(loader->skel);
+		loader->skel = NULL;
+		loader->has_lsm = false;
+		err = loader_load(loader, false);
+	}
+	return err;
+}
+
 int loader_open(const char *pin_dir, struct loader **out)
 {
 	struct loader *loader = calloc(1, sizeof(*loader));
@@ -184,21 +247,7 @@ int loader_open(const char *pin_dir, struct loader **out)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	loader->has_lsm = true;
-	log_set_libbpf_quiet(true);
-	err = loader_load(loader, true);
-	log_set_libbpf_quiet(false);
-	if (err == -EPERM || err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP ||
-	    err == -524 /* ENOTSUPP */ || err == -ESRCH) {
-		/* No BPF LSM (or no trampolines): packet sockets then depend on CAP_NET_RAW. */
-		log_info("the kernel cannot load lsm_cgroup programs (%s); packet sockets are "
-			 "refused only to sandboxes without CAP_NET_RAW",
-			 strerror(-err));
-		bfbpf_bpf__destroy(loader->skel);
-		loader->skel = NULL;
-		loader->has_lsm = false;
-		err = loader_load(loader, false);
-	}
+	err = loader_load_best(loader);
 	if (err) {
 		log_error("the kernel refused the BPF programs: %s (run 'bfbpf check')",
 			  strerror(-err));
