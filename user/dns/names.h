@@ -110,7 +110,9 @@ bool names_address_is_filtered(const struct in6_addr *addr);
 /*
  * The range filter with its exception: is this address, learned for a name
  * entry of this port, filtered and covered by no literal entry (for every
- * port, or this port)? literals: allowset_from_policy() of the policy.
+ * port, or this port)? A loopback address (127.0.0.0/8, ::1, 0.0.0.0, ::)
+ * is covered by an exact literal only, never by a CIDR. literals:
+ * allowset_from_policy() of the policy (normalised).
  */
 bool names_address_is_dropped(const struct in6_addr *addr, const struct allowset *literals,
 			      uint16_t port);
