@@ -166,9 +166,9 @@ static bool policy_entry_is_loopback_cidr(const struct policy_entry *e)
 
 	if (e->kind != POLICY_ENTRY_ADDRESS || e->prefix_len == 128)
 		return false;
-	if (e->prefix_len >= 104)
-		return !memcmp(e->addr.s6_addr, v4_loopback, sizeof(v4_loopback));
-	return e->prefix_len == 127 && IN6_IS_ADDR_UNSPECIFIED(&e->addr);
+	if (e->prefix_len == 127 && IN6_IS_ADDR_UNSPECIFIED(&e->addr))
+		return true; /* :: and ::1 */
+	return e->prefix_len >= 104 && !memcmp(e->addr.s6_addr, v4_loopback, sizeof(v4_loopback));
 }
 
 static int policy_read_entry(const json_t *item, const char *key, size_t i, bool model_endpoint,
