@@ -137,6 +137,11 @@ test_loopback_relay_run_default() {
 		-- "$PYTHON" "$PROBE" --batch "ok tcp ::1 $LANE_PORT" \
 		"denied tcp 127.0.0.1 $LANE_PORT" "denied tcp ::ffff:127.0.0.1 $RELAY_PORT"
 	nothing_reached_world
+	log "0.0.0.0/0 and ::/0 open the world, not the relay (and run's verify passes)"
+	expect_status 0 run_sbx --mode allowlist --allow 0.0.0.0/0 --allow ::/0 \
+		-- "$PYTHON" "$PROBE" --batch "ok tcp $SRV4 7000" "ok tcp $SRV6 7000" \
+		"denied tcp 127.0.0.1 $RELAY_PORT" "denied tcp 0.0.0.0 $RELAY_PORT"
+	nothing_reached_world
 	log "--no-loopback with a lane on loopback: the same"
 	expect_status 0 run_sbx --mode no-network --no-loopback --model-endpoint 127.0.0.1:$LANE_PORT \
 		-- "$PYTHON" "$PROBE" --batch "ok tcp 127.0.0.1 $LANE_PORT" "denied tcp 127.0.0.1 $RELAY_PORT"

@@ -398,8 +398,7 @@ bool names_address_is_filtered(const struct in6_addr *addr)
 	return false;
 }
 
-/* What the kernel side judges as loopback: 127.0.0.0/8, ::1, 0.0.0.0 and ::. */
-static bool names_address_is_loopback(const struct in6_addr *addr)
+bool names_address_is_loopback(const struct in6_addr *addr)
 {
 	if (IN6_IS_ADDR_V4MAPPED(addr))
 		return addr->s6_addr[12] == 127 || get32(&addr->s6_addr[12]) == 0;
