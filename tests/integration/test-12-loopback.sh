@@ -159,9 +159,16 @@ test_loopback_relay_run_default() {
 # loopback: the proxy's port opens, the relay's does not, DNS still answers.
 test_loopback_relay_no_network() {
 	dns_world_up
+	# A lane name that a blocking resolver answers with 0.0.0.0: never programmed.
+	dns_set "0.0.0.0 blocked.test"
 	relay_up
 	attach "$CG" --mode no-network --no-loopback --model-endpoint 127.0.0.1:$LANE_PORT \
-		--model-endpoint "[::1]:$LANE_PORT" --netns "$(ns_sbx_path)"
+		--model-endpoint "[::1]:$LANE_PORT" --model-endpoint blocked.test:$RELAY_PORT \
+		--netns "$(ns_sbx_path)"
+	local f=$CASEDIR/status.json
+	status_json "$f" "$CG"
+	json_check "$f" "[n for n in d['sandboxes'][0]['names'] if n['name'] == 'blocked.test' and n['filtered'] == ['0.0.0.0'] and not n['addresses']]" ||
+		fail "the lane name's 0.0.0.0 answer is not shown as filtered"
 	expect "$CG" \
 		"denied tcp 127.0.0.1 $RELAY_PORT" \
 		"denied tcp ::ffff:127.0.0.1 $RELAY_PORT" \
