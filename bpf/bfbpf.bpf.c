@@ -22,6 +22,389 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+<<<<<<< HEAD
+=======
+/*
+ * The policy of each sandbox, in cgroup storage: the kernel makes it (zeroed)
+ * when the programs are attached to the sandbox's cgroup and frees it at
+ * detach; the daemon writes it by cgroup id, and each write swaps the whole
+ * value at once (the atomic flip of an update). A program reaches the storage
+ * of the cgroup it is attached at without a lookup: no current-cgroup read,
+ * no hash lookup, no walk up the hierarchy, on every hook and every packet.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_STORAGE);
+	__type(key, __u64); /* cgroup id: one storage shared by every hook of a cgroup */
+	__type(value, struct bfbpf_sandbox);
+} sandboxes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BFBPF_MAX_EXACT_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bfbpf_exact_key);
+	__type(value, struct bfbpf_allow_value);
+} allow_exact SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, BFBPF_MAX_PREFIX_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bfbpf_prefix_key);
+	__type(value, struct bfbpf_allow_value);
+} allow_prefix SEC(".maps");
+
+/*
+ * Per sandbox, per CPU: the counters and the events' token bucket, in cgroup
+ * storage. The kernel makes it when the programs are attached to a sandbox's
+ * cgroup (zeroed: an empty bucket that refills on first use) and frees it at
+ * detach; a program reaches the storage of the cgroup it is attached at (the
+ * sandbox, also for a socket in a descendant cgroup) without a map lookup,
+ * which was a hash lookup on every packet and every hook.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_CGROUP_STORAGE);
+	__type(key, __u64); /* cgroup id: one storage shared by every hook of a cgroup */
+	__type(value, struct bfbpf_stats);
+} sandbox_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* Where each redirected DNS socket meant to go (read back by recvmsg and getpeername). */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bfbpf_dns_origin);
+} dns_origins SEC(".maps");
+
+/* A destination, normalised: IPv4 (and mapped/NAT64 IPv6) as ::ffff:a.b.c.d. */
+struct destination {
+	__u32 addr[4]; /* network byte order words */
+	__u32 port;    /* host byte order */
+};
+
+static __always_inline void destination_from_ip4(struct destination *dst, __u32 ip4)
+{
+	dst->addr[0] = 0;
+	dst->addr[1] = 0;
+	dst->addr[2] = bpf_htonl(0x0000ffff);
+	dst->addr[3] = ip4;
+}
+
+static __always_inline void destination_from_ip6(struct destination *dst, const __u32 ip6[4])
+{
+	/* NAT64 well-known prefix 64:ff9b::/96 reaches the IPv4 it embeds. */
+	if (ip6[0] == bpf_htonl(0x0064ff9b) && ip6[1] == 0 && ip6[2] == 0) {
+		destination_from_ip4(dst, ip6[3]);
+		return;
+	}
+	dst->addr[0] = ip6[0];
+	dst->addr[1] = ip6[1];
+	dst->addr[2] = ip6[2];
+	dst->addr[3] = ip6[3];
+}
+
+static __always_inline int destination_is_ip4(const struct destination *dst)
+{
+	return dst->addr[0] == 0 && dst->addr[1] == 0 && dst->addr[2] == bpf_htonl(0x0000ffff);
+}
+
+/*
+ * Destinations the kernel delivers to this host itself: 127.0.0.0/8, ::1,
+ * and the unspecified addresses (a connect to 0.0.0.0 or :: reaches local
+ * listeners), so that --no-loopback closes all of them.
+ */
+static __always_inline int destination_is_loopback(const struct destination *dst)
+{
+	if (destination_is_ip4(dst)) {
+		__u8 first = bpf_ntohl(dst->addr[3]) >> 24;
+		return first == 127 || dst->addr[3] == 0;
+	}
+	if (dst->addr[0] || dst->addr[1] || dst->addr[2])
+		return 0;
+	return dst->addr[3] == 0 || dst->addr[3] == bpf_htonl(1);
+}
+
+/* 127.0.0.1 (as ::ffff:127.0.0.1) or ::1: where the DNS responder listens. */
+static __always_inline int destination_is_responder(const struct destination *dst)
+{
+	if (destination_is_ip4(dst))
+		return dst->addr[3] == bpf_htonl(0x7f000001);
+	return !dst->addr[0] && !dst->addr[1] && !dst->addr[2] && dst->addr[3] == bpf_htonl(1);
+}
+
+/*
+ * The sandbox a program runs for: the storage of the cgroup it is attached
+ * at. Never NULL while the program is attached; its generation is 0 until
+ * the daemon has written the policy.
+ */
+static __always_inline const struct bfbpf_sandbox *sandbox_current(void)
+{
+	return bpf_get_local_storage(&sandboxes, 0);
+}
+
+/* This CPU's counters of that sandbox; never NULL while the program is attached. */
+static __always_inline struct bfbpf_stats *sandbox_stats_current(void)
+{
+	return bpf_get_local_storage(&sandbox_stats, 0);
+}
+
+/* What a denial event says beyond the sandbox and the hook. */
+struct denial {
+	const struct destination *dst; /* NULL for socket creation */
+	__u8 protocol;
+	__u32 family, type;
+	int in_task; /* pid and comm are the sender's (not for egress) */
+};
+
+#define EVENT_TOKEN_NS (1000000000ULL / BFBPF_EVENTS_PER_SECOND)
+
+/*
+ * A token of this CPU's share of the sandbox's event rate, if one is left.
+ * A sandbox hammering a denied address lands here on every attempt: the
+ * common path is a compare; the division runs only when a refill is due
+ * (100 times a second at most).
+ */
+static __always_inline int event_token(struct bfbpf_stats *stats)
+{
+	__u64 now, elapsed;
+
+	/*
+	 * An empty bucket looks at the clock on one limited event in 16 only: a
+	 * refill comes at most 16 attempts late, and a hammering loop is spared
+	 * the clock read on almost every attempt.
+	 */
+	if (!stats->tokens && (stats->events_limited & 15))
+		return 0;
+	now = bpf_ktime_get_ns();
+	elapsed = now - stats->tokens_at_ns;
+	if (!stats->tokens && elapsed < EVENT_TOKEN_NS)
+		return 0;
+	if (elapsed >= EVENT_TOKEN_NS) {
+		__u64 earned = elapsed >= BFBPF_EVENTS_PER_SECOND * EVENT_TOKEN_NS
+				       ? BFBPF_EVENTS_PER_SECOND
+				       : elapsed / EVENT_TOKEN_NS;
+
+		stats->tokens += earned;
+		if (stats->tokens > BFBPF_EVENTS_PER_SECOND)
+			stats->tokens = BFBPF_EVENTS_PER_SECOND;
+		stats->tokens_at_ns = now;
+	}
+	stats->tokens--;
+	return 1;
+}
+
+static __always_inline void event_emit(const struct bfbpf_sandbox *sandbox,
+				       struct bfbpf_stats *stats, __u8 hook,
+				       const struct denial *denial)
+{
+	struct bfbpf_event *event;
+
+	if (!(sandbox->flags & BFBPF_SANDBOX_EVENTS))
+		return;
+	if (!event_token(stats)) {
+		stats->events_limited++;
+		return;
+	}
+	event = bpf_ringbuf_reserve(&events, sizeof(*event), 0);
+	if (!event) {
+		stats->events_lost++;
+		return;
+	}
+	__builtin_memset(event, 0, sizeof(*event));
+	event->time_ns = bpf_ktime_get_ns();
+	event->cgroup_id = sandbox->cgroup_id;
+	if (denial->in_task) {
+		__u64 pid_tgid = bpf_get_current_pid_tgid();
+
+		event->pid = (__u32)pid_tgid;
+		event->tgid = pid_tgid >> 32;
+		bpf_get_current_comm(event->comm, sizeof(event->comm));
+	}
+	if (denial->dst) {
+		__builtin_memcpy(event->addr, denial->dst->addr, sizeof(event->addr));
+		event->port = denial->dst->port;
+	}
+	event->hook = hook;
+	event->protocol = denial->protocol;
+	event->family = denial->family;
+	event->type = denial->type;
+	bpf_ringbuf_submit(event, 0);
+	stats->events_sent++;
+}
+
+/* Counts the verdict (per CPU, no atomics needed) and reports a denial. */
+static __always_inline int account(const struct bfbpf_sandbox *sandbox, struct bfbpf_stats *stats,
+				   __u8 hook, int verdict, const struct denial *denial)
+{
+	if (hook >= BFBPF_HOOK_COUNT)
+		return verdict;
+	if (verdict == BFBPF_VERDICT_ALLOW) {
+		stats->allowed[hook]++;
+		return verdict;
+	}
+	stats->denied[hook]++;
+	event_emit(sandbox, stats, hook, denial);
+	return verdict;
+}
+
+static __always_inline int allow_maps_contain(__u32 generation, const struct destination *dst,
+					      __u32 port)
+{
+	struct bfbpf_exact_key exact = {.generation = generation, .port = port};
+	struct bfbpf_prefix_key prefix = {
+		.prefixlen = BFBPF_PREFIX_FIXED_BITS + 128,
+		.generation = generation,
+		.port = port,
+	};
+
+	__builtin_memcpy(exact.addr, dst->addr, sizeof(exact.addr));
+	if (bpf_map_lookup_elem(&allow_exact, &exact))
+		return 1;
+	__builtin_memcpy(prefix.addr, dst->addr, sizeof(prefix.addr));
+	return bpf_map_lookup_elem(&allow_prefix, &prefix) != NULL;
+}
+
+/* Compiler barrier: the memo's reads and writes stay in program order. */
+#define memo_barrier() asm volatile("" ::: "memory")
+
+static __always_inline __u32 memo_sequence(const struct bfbpf_verdict_memo *memo)
+{
+	return *(const volatile __u32 *)&memo->sequence;
+}
+
+/* Does this CPU's memo say that the allow maps of generation allow dst? */
+static __always_inline int verdict_memo_holds(const struct bfbpf_verdict_memo *memo,
+					      __u32 generation, const struct destination *dst)
+{
+	__u32 sequence = memo_sequence(memo);
+	int holds;
+
+	if (sequence & 1)
+		return 0; /* a run that this one preempted or interrupted is writing it */
+	memo_barrier();
+	holds = memo->generation == generation && memo->port == dst->port &&
+		memo->addr[3] == dst->addr[3] && memo->addr[2] == dst->addr[2] &&
+		memo->addr[1] == dst->addr[1] && memo->addr[0] == dst->addr[0];
+	memo_barrier();
+	/* Unchanged: no run wrote it while this one read it. */
+	return holds && memo_sequence(memo) == sequence;
+}
+
+static __always_inline void verdict_memo_store(struct bfbpf_verdict_memo *memo, __u32 generation,
+					       const struct destination *dst)
+{
+	__u32 sequence = memo_sequence(memo);
+
+	if (sequence & 1)
+		return; /* being written by a run this one preempted: leave it to that one */
+	/*
+	 * Claim it: fails if another run on this CPU wrote or claimed it since
+	 * the read above. A plain store of sequence + 1 could go back to a value
+	 * a reader saw before, and that reader would take a torn memo as true.
+	 */
+	if (__sync_val_compare_and_swap(&memo->sequence, sequence, sequence + 1) != sequence)
+		return;
+	memo_barrier();
+	memo->generation = generation;
+	memo->addr[0] = dst->addr[0];
+	memo->addr[1] = dst->addr[1];
+	memo->addr[2] = dst->addr[2];
+	memo->addr[3] = dst->addr[3];
+	memo->port = dst->port;
+	memo_barrier();
+	*(volatile __u32 *)&memo->sequence = sequence + 2;
+}
+
+/*
+ * The allow maps of the sandbox's generation: the entry for any port, then
+ * the one for dst's port. A flow's packets after its first find their
+ * destination in this CPU's memo, without a lookup.
+ */
+static __always_inline int policy_allows(const struct bfbpf_sandbox *sandbox,
+					 struct bfbpf_stats *stats, const struct destination *dst)
+{
+	if (verdict_memo_holds(&stats->memo, sandbox->generation, dst))
+		return 1;
+	if (!allow_maps_contain(sandbox->generation, dst, BFBPF_PORT_ANY) &&
+	    !(dst->port && allow_maps_contain(sandbox->generation, dst, dst->port)))
+		return 0;
+	verdict_memo_store(&stats->memo, sandbox->generation, dst);
+	return 1;
+}
+
+/* Does the exact map of generation hold dst, for every port or for dst's port? */
+static __always_inline int allow_exact_contains(__u32 generation, const struct destination *dst)
+{
+	struct bfbpf_exact_key exact = {.generation = generation, .port = BFBPF_PORT_ANY};
+
+	__builtin_memcpy(exact.addr, dst->addr, sizeof(exact.addr));
+	if (bpf_map_lookup_elem(&allow_exact, &exact))
+		return 1;
+	exact.port = dst->port;
+	return dst->port && bpf_map_lookup_elem(&allow_exact, &exact) != NULL;
+}
+
+/* The policy decision, shared by every hook. */
+static __always_inline int policy_verdict(const struct bfbpf_sandbox *sandbox,
+					  struct bfbpf_stats *stats, const struct destination *dst)
+{
+	if (!sandbox->generation)
+		return BFBPF_VERDICT_DENY; /* attached, policy not yet written: fail closed */
+	if (sandbox->flags & BFBPF_SANDBOX_PUBLIC)
+		return BFBPF_VERDICT_ALLOW;
+	if (destination_is_loopback(dst)) {
+		/*
+		 * The sandbox's own DNS responder is reachable even without loopback:
+		 * exactly 127.0.0.1 or ::1 on its port, not the rest of 127.0.0.0/8,
+		 * where another service could listen on the same port number.
+		 */
+		if (sandbox->dns_port && dst->port == sandbox->dns_port &&
+		    destination_is_responder(dst))
+			return BFBPF_VERDICT_ALLOW;
+		if (sandbox->flags & BFBPF_SANDBOX_ALLOW_LOOPBACK)
+			return BFBPF_VERDICT_ALLOW;
+		/*
+		 * Otherwise only what the policy names exactly (127.0.0.1:4000,
+		 * [::1]:4000): the exact map alone, never the prefix trie, so that a
+		 * CIDR such as 0.0.0.0/0 never opens a local relay.
+		 */
+		return allow_exact_contains(sandbox->generation, dst) ? BFBPF_VERDICT_ALLOW
+								      : BFBPF_VERDICT_DENY;
+	}
+	return policy_allows(sandbox, stats, dst) ? BFBPF_VERDICT_ALLOW : BFBPF_VERDICT_DENY;
+}
+
+/* Should this connect or send go to the sandbox's DNS responder instead? */
+static __always_inline int dns_redirected(const struct bfbpf_sandbox *sandbox, __u32 port)
+{
+	return sandbox->generation && sandbox->dns_port &&
+	       !(sandbox->flags & BFBPF_SANDBOX_PUBLIC) && port == BFBPF_DNS_PORT;
+}
+
+/* Remembers the original destination for recvmsg and getpeername; NULL: deny. */
+static __always_inline struct bfbpf_dns_origin *
+dns_origin_record(struct bpf_sock_addr *ctx, const struct bfbpf_sandbox *sandbox, __u32 family)
+{
+	struct bfbpf_dns_origin *origin;
+	struct bpf_sock *sk = ctx->sk;
+
+	if (!sk)
+		return NULL;
+	origin = bpf_sk_storage_get(&dns_origins, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!origin)
+		return NULL;
+	origin->port = (__u16)ctx->user_port;
+	origin->responder_port = sandbox->dns_port;
+	origin->family = family;
+	return origin;
+}
+
+>>>>>>> loopports
 static __always_inline int judge_sock_addr4(struct bpf_sock_addr *ctx, __u8 hook)
 {
 	const struct bfbpf_sandbox *sandbox = sandbox_current();

@@ -40,8 +40,14 @@ int cli_number_option(const char *option, const char *text, long long min, long 
 
 int cli_policy_build(const struct cli_policy_args *args, struct policy *out)
 {
+	return cli_policy_build_loopback(args, true, out);
+}
+
+int cli_policy_build_loopback(const struct cli_policy_args *args, bool allow_loopback,
+			      struct policy *out)
+{
 	bool flags = args->mode || args->allow || args->model_endpoints ||
-		     args->no_model_endpoint || args->no_loopback;
+		     args->no_model_endpoint || args->no_loopback || args->allow_loopback;
 	char err[512];
 	json_t *object;
 	int result;
@@ -49,8 +55,10 @@ int cli_policy_build(const struct cli_policy_args *args, struct policy *out)
 	if (args->file && flags)
 		return cli_usage_error("--policy cannot be combined with --mode, --allow or the "
 				       "other policy flags");
+	if (args->no_loopback && args->allow_loopback)
+		return cli_usage_error("--no-loopback and --allow-loopback contradict each other");
 	if (args->file) {
-		if (policy_load_file(args->file, out, err, sizeof(err))) {
+		if (policy_load_file_loopback(args->file, allow_loopback, out, err, sizeof(err))) {
 			cli_error("invalid policy: %s", err);
 			return CLI_EXIT_USAGE;
 		}
@@ -59,7 +67,8 @@ int cli_policy_build(const struct cli_policy_args *args, struct policy *out)
 	if (!args->mode)
 		return cli_usage_error("a policy is required: --policy FILE or --mode MODE");
 	object = json_pack("{s:s, s:b, s:b}", "network_mode", args->mode, "allow_model_endpoint",
-			   !args->no_model_endpoint, "allow_loopback", !args->no_loopback);
+			   !args->no_model_endpoint, "allow_loopback",
+			   args->allow_loopback || (allow_loopback && !args->no_loopback));
 	if (!object) {
 		cli_error("out of memory");
 		return CLI_EXIT_FAILED;

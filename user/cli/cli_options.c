@@ -35,7 +35,10 @@ static const struct cli_option cli_policy_options[] = {
 	 "the model lane: allowed in every mode but with --no-model-endpoint"},
 	{"no-model-endpoint", NULL, CLI_OPTION_NO_MODEL_ENDPOINT, 0,
 	 "close the model lane (a hermetic run)"},
-	{"no-loopback", NULL, CLI_OPTION_NO_LOOPBACK, 0, "deny loopback traffic too"},
+	{"no-loopback", NULL, CLI_OPTION_NO_LOOPBACK, 0,
+	 "deny loopback but the addresses the policy names (run's default)"},
+	{"allow-loopback", NULL, CLI_OPTION_ALLOW_LOOPBACK, 0,
+	 "allow all of loopback (the default, but for run)"},
 	{0},
 };
 
@@ -59,7 +62,8 @@ static const struct cli_option cli_json_options[] = {
 static const char cli_target_grammar[] = "TARGET := --cgroup PATH | --pid PID\n";
 static const char cli_policy_grammar[] =
 	"POLICY := --policy FILE.json | --mode public|no-network|allowlist [--allow ENTRY]...\n"
-	"          [--model-endpoint HOST:PORT]... [--no-model-endpoint] [--no-loopback]\n";
+	"          [--model-endpoint HOST:PORT]... [--no-model-endpoint]\n"
+	"          [--no-loopback | --allow-loopback]\n";
 
 void cli_print_grammar(FILE *out, unsigned int groups)
 {
@@ -168,6 +172,9 @@ static int cli_shared_option(struct cli_args *args, int id, const char *value)
 		return CLI_EXIT_OK;
 	case CLI_OPTION_NO_LOOPBACK:
 		args->policy.no_loopback = true;
+		return CLI_EXIT_OK;
+	case CLI_OPTION_ALLOW_LOOPBACK:
+		args->policy.allow_loopback = true;
 		return CLI_EXIT_OK;
 	case CLI_OPTION_SOCKET:
 		args->socket = value;

@@ -36,6 +36,7 @@ enum cli_option_id {
 	CLI_OPTION_MODEL_ENDPOINT,
 	CLI_OPTION_NO_MODEL_ENDPOINT,
 	CLI_OPTION_NO_LOOPBACK,
+	CLI_OPTION_ALLOW_LOOPBACK,
 	CLI_OPTION_SOCKET,
 	CLI_OPTION_JSON,
 	CLI_OPTION_DNS_SERVER,
@@ -87,6 +88,7 @@ struct cli_policy_args {
 	json_t *model_endpoints; /* array of strings */
 	bool no_model_endpoint;
 	bool no_loopback;
+	bool allow_loopback; /* --allow-loopback: all of it, whatever the command's default */
 };
 
 /* What the shared options leave; the command's own options go to its handler. */
@@ -135,6 +137,12 @@ int cli_number_option(const char *option, const char *text, long long min, long 
 
 /* Builds and validates the policy; prints one line and returns CLI_EXIT_USAGE on error. */
 int cli_policy_build(const struct cli_policy_args *args, struct policy *out);
+/*
+ * The same with allow_loopback's default given (false for bfbpf run), for
+ * the flags and for a policy file that leaves the key out.
+ */
+int cli_policy_build_loopback(const struct cli_policy_args *args, bool allow_loopback,
+			      struct policy *out);
 /* The cgroup path to send: "" when no target is given and none is required. */
 int cli_target_resolve(const struct cli_target *target, char *out, size_t size, bool required);
 

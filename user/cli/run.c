@@ -308,7 +308,8 @@ int cli_run(const struct cli_command *command, int argc, char **argv)
 	status = cli_parse(command, argc, argv, &args, run_option, &own);
 	if (status)
 		goto cleanup;
-	status = cli_policy_build(&args.policy, &policy);
+	/* A local relay carries bytes anywhere: run opens only the loopback a policy names. */
+	status = cli_policy_build_loopback(&args.policy, false, &policy);
 	if (status)
 		goto cleanup;
 	have_policy = true;

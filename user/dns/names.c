@@ -398,9 +398,38 @@ bool names_address_is_filtered(const struct in6_addr *addr)
 	return false;
 }
 
+bool names_address_is_loopback(const struct in6_addr *addr)
+{
+	if (IN6_IS_ADDR_V4MAPPED(addr))
+		return addr->s6_addr[12] == 127 || get32(&addr->s6_addr[12]) == 0;
+	return IN6_IS_ADDR_LOOPBACK(addr) || IN6_IS_ADDR_UNSPECIFIED(addr);
+}
+
+/* Does an exact literal entry name this address, for every port or for this one? */
+static bool names_exact_literal(const struct allowset *literals, const struct in6_addr *addr,
+				uint16_t port)
+{
+	struct allowset_entry exact = {.prefix_len = 128, .port = 0};
+
+	memcpy(exact.addr, addr->s6_addr, sizeof(exact.addr));
+	if (allowset_contains(literals, &exact))
+		return true;
+	exact.port = port;
+	return port && allowset_contains(literals, &exact);
+}
+
 bool names_address_is_dropped(const struct in6_addr *addr, const struct allowset *literals,
 			      uint16_t port)
 {
+	if (!names_address_is_filtered(addr))
+		return false;
+	/*
+	 * Loopback opens to exact entries only (the kernel looks it up in the
+	 * exact map alone): a CIDR that covers it (0.0.0.0/0) lets no name's
+	 * answer reach a local relay.
+	 */
+	if (names_address_is_loopback(addr))
+		return !names_exact_literal(literals, addr, port);
 	/* A literal names what it allows: the address as learned, not the IPv4 it carries. */
-	return names_address_is_filtered(addr) && !allowset_covers(literals, addr->s6_addr, port);
+	return !allowset_covers(literals, addr->s6_addr, port);
 }

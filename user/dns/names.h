@@ -107,10 +107,14 @@ bool names_due(const struct names_entry *entry, uint64_t now);
  * IPv4 they carry).
  */
 bool names_address_is_filtered(const struct in6_addr *addr);
+/* What the kernel side judges as loopback: 127.0.0.0/8, ::1, 0.0.0.0 and :: (IPv4 mapped). */
+bool names_address_is_loopback(const struct in6_addr *addr);
 /*
  * The range filter with its exception: is this address, learned for a name
  * entry of this port, filtered and covered by no literal entry (for every
- * port, or this port)? literals: allowset_from_policy() of the policy.
+ * port, or this port)? A loopback address (127.0.0.0/8, ::1, 0.0.0.0, ::)
+ * is covered by an exact literal only, never by a CIDR. literals:
+ * allowset_from_policy() of the policy (normalised).
  */
 bool names_address_is_dropped(const struct in6_addr *addr, const struct allowset *literals,
 			      uint16_t port);

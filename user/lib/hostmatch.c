@@ -298,6 +298,22 @@ static void hostmatch_map_nat64(struct policy_entry *e)
 	e->addr.s6_addr[11] = 0xff;
 }
 
+/*
+ * 0.0.0.0 or :: alone (the mapped and NAT64 forms too). The kernel side judges
+ * them as loopback, since a connect to either reaches this host's listeners
+ * on every address: as an entry, one would open a port of every local relay
+ * at once. A CIDR that contains them (0.0.0.0/0) is fine: a CIDR never opens
+ * loopback.
+ */
+static bool hostmatch_is_unspecified(const struct policy_entry *e)
+{
+	if (e->prefix_len != 128)
+		return false;
+	if (IN6_IS_ADDR_V4MAPPED(&e->addr))
+		return !memcmp(&e->addr.s6_addr[12], "\0\0\0\0", 4);
+	return IN6_IS_ADDR_UNSPECIFIED(&e->addr);
+}
+
 /* Reads the "/N" of a CIDR into e->prefix_len (full is 32 or 128). */
 static int hostmatch_parse_prefix(const char *s, unsigned int full, struct policy_entry *e,
 				  char *why, size_t why_size)
@@ -381,6 +397,14 @@ static int hostmatch_parse_address(const char *host, bool bracketed, bool model_
 	if (hostmatch_mask(&masked, e->prefix_len))
 		return hostmatch_host_bits_error(e, why, why_size);
 	hostmatch_map_nat64(e);
+	if (hostmatch_is_unspecified(e)) {
+		hostmatch_errf(why, why_size,
+			       "%s is not a destination: a connect to it reaches every local "
+			       "listener (name the loopback address: \"127.0.0.1:PORT\" or "
+			       "\"[::1]:PORT\")",
+			       IN6_IS_ADDR_V4MAPPED(&e->addr) ? "0.0.0.0" : "::");
+		return -EINVAL;
+	}
 	return 0;
 }
 

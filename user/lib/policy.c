@@ -154,8 +154,26 @@ static int policy_read_mode(const json_t *object, enum policy_mode *mode, char *
 	return 0;
 }
 
+/*
+ * A CIDR of loopback addresses only (inside 127.0.0.0/8, or ::/127). The
+ * kernel opens loopback to exact entries only (bpf/bfbpf.bpf.c,
+ * policy_verdict()), so that 0.0.0.0/0 never reaches a local relay: without
+ * allow_loopback such an entry would allow nothing, and it is refused.
+ */
+static bool policy_entry_is_loopback_cidr(const struct policy_entry *e)
+{
+	static const unsigned char v4_loopback[13] = {[10] = 0xff, [11] = 0xff, [12] = 127};
+
+	if (e->kind != POLICY_ENTRY_ADDRESS || e->prefix_len == 128)
+		return false;
+	if (e->prefix_len == 127 && IN6_IS_ADDR_UNSPECIFIED(&e->addr))
+		return true; /* :: and ::1 */
+	return e->prefix_len >= 104 && !memcmp(e->addr.s6_addr, v4_loopback, sizeof(v4_loopback));
+}
+
 static int policy_read_entry(const json_t *item, const char *key, size_t i, bool model_endpoint,
-			     struct policy_entry *e, char *name, char *err, size_t err_size)
+			     bool allow_loopback, struct policy_entry *e, char *name, char *err,
+			     size_t err_size)
 {
 	char why[POLICY_WHY_SIZE];
 	int ret;
@@ -170,9 +188,19 @@ static int policy_read_entry(const json_t *item, const char *key, size_t i, bool
 	}
 	ret = policy_entry_parse(json_string_value(item), model_endpoint, e, name, why,
 				 sizeof(why));
-	if (ret)
+	if (ret) {
 		policy_errf(err, err_size, "%s[%zu] %s", key, i, why);
-	return ret;
+		return ret;
+	}
+	if (!allow_loopback && policy_entry_is_loopback_cidr(e)) {
+		policy_errf(err, err_size,
+			    "%s[%zu] \"%." POLICY_QUOTE_MAX "s\": a CIDR never opens loopback: "
+			    "name each loopback address with its port (\"127.0.0.1:4000\"), or "
+			    "set allow_loopback",
+			    key, i, json_string_value(item));
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* Room for every name the array's strings can hold (a name is never longer than its entry). */
@@ -186,8 +214,8 @@ static size_t policy_names_bound(const json_t *array)
 }
 
 static int policy_read_entries(const json_t *object, const char *key, bool model_endpoint,
-			       size_t limit, struct policy_entry **out, size_t *n_out, char *err,
-			       size_t err_size)
+			       bool allow_loopback, size_t limit, struct policy_entry **out,
+			       size_t *n_out, char *err, size_t err_size)
 {
 	json_t *array = json_object_get(object, key);
 	struct policy_entry *v = NULL;
@@ -220,8 +248,8 @@ static int policy_read_entries(const json_t *object, const char *key, bool model
 	for (i = 0; i < n; i++) {
 		char name[POLICY_NAME_SIZE];
 
-		ret = policy_read_entry(json_array_get(array, i), key, i, model_endpoint, &v[i],
-					name, err, err_size);
+		ret = policy_read_entry(json_array_get(array, i), key, i, model_endpoint,
+					allow_loopback, &v[i], name, err, err_size);
 		if (ret)
 			goto cleanup;
 		if (v[i].name[0]) {
@@ -259,7 +287,13 @@ static size_t policy_count_names(const struct policy *policy)
 
 int policy_from_json(const json_t *object, struct policy *out, char *err, size_t err_size)
 {
-	struct policy p = {.allow_loopback = true, .allow_model_endpoint = true};
+	return policy_from_json_loopback(object, true, out, err, err_size);
+}
+
+int policy_from_json_loopback(const json_t *object, bool allow_loopback, struct policy *out,
+			      char *err, size_t err_size)
+{
+	struct policy p = {.allow_loopback = allow_loopback, .allow_model_endpoint = true};
 	int ret;
 
 	if (!json_is_object(object) || !out) {
@@ -275,10 +309,11 @@ int policy_from_json(const json_t *object, struct policy *out, char *err, size_t
 		ret = policy_read_bool(object, "allow_model_endpoint", &p.allow_model_endpoint, err,
 				       err_size);
 	if (!ret)
-		ret = policy_read_entries(object, "allowed_hosts", false, POLICY_MAX_ALLOWED_HOSTS,
-					  &p.allowed_hosts, &p.n_allowed_hosts, err, err_size);
+		ret = policy_read_entries(object, "allowed_hosts", false, p.allow_loopback,
+					  POLICY_MAX_ALLOWED_HOSTS, &p.allowed_hosts,
+					  &p.n_allowed_hosts, err, err_size);
 	if (!ret)
-		ret = policy_read_entries(object, "model_endpoints", true,
+		ret = policy_read_entries(object, "model_endpoints", true, p.allow_loopback,
 					  POLICY_MAX_MODEL_ENDPOINTS, &p.model_endpoints,
 					  &p.n_model_endpoints, err, err_size);
 	if (ret)
@@ -307,7 +342,8 @@ cleanup:
 	return ret;
 }
 
-int policy_parse(const char *text, size_t length, struct policy *out, char *err, size_t err_size)
+static int policy_parse_loopback(const char *text, size_t length, bool allow_loopback,
+				 struct policy *out, char *err, size_t err_size)
 {
 	json_error_t jerr;
 	json_t *root;
@@ -329,9 +365,14 @@ int policy_parse(const char *text, size_t length, struct policy *out, char *err,
 			    jerr.column, jerr.text);
 		return json_error_code(&jerr) == json_error_out_of_memory ? -ENOMEM : -EINVAL;
 	}
-	ret = policy_from_json(root, out, err, err_size);
+	ret = policy_from_json_loopback(root, allow_loopback, out, err, err_size);
 	json_decref(root);
 	return ret;
+}
+
+int policy_parse(const char *text, size_t length, struct policy *out, char *err, size_t err_size)
+{
+	return policy_parse_loopback(text, length, true, out, err, err_size);
 }
 
 /* Reads a whole file (a pipe too), at most POLICY_MAX_JSON_BYTES + 1 bytes. */
@@ -364,6 +405,12 @@ static int policy_read_file(FILE *f, char **out, size_t *len)
 
 int policy_load_file(const char *path, struct policy *out, char *err, size_t err_size)
 {
+	return policy_load_file_loopback(path, true, out, err, err_size);
+}
+
+int policy_load_file_loopback(const char *path, bool allow_loopback, struct policy *out, char *err,
+			      size_t err_size)
+{
 	char why[POLICY_WHY_SIZE + 64];
 	char *text = NULL;
 	size_t len = 0;
@@ -389,7 +436,7 @@ int policy_load_file(const char *path, struct policy *out, char *err, size_t err
 		free(text);
 		return -EINVAL;
 	}
-	ret = policy_parse(text, len, out, why, sizeof(why));
+	ret = policy_parse_loopback(text, len, allow_loopback, out, why, sizeof(why));
 	if (ret)
 		policy_errf(err, err_size, "%s: %s", path, why);
 	free(text);

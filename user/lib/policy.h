@@ -58,7 +58,7 @@ struct policy_entry {
 
 struct policy {
 	enum policy_mode mode;
-	bool allow_loopback;	   /* default true */
+	bool allow_loopback;	   /* default true (false for bfbpf run) */
 	bool allow_model_endpoint; /* default true */
 	/* Sorted (policy order) and unique; each array is one allocation with its names. */
 	size_t n_allowed_hosts;
@@ -108,6 +108,15 @@ int policy_from_json(const json_t *object, struct policy *out, char *err, size_t
 int policy_parse(const char *text, size_t length, struct policy *out, char *err, size_t err_size);
 /* Read and parse a policy file. */
 int policy_load_file(const char *path, struct policy *out, char *err, size_t err_size);
+/*
+ * The same two with allow_loopback's default given: true for attach and
+ * update (the contract), false for bfbpf run, which opens loopback only where
+ * the policy says so (a local relay carries bytes anywhere).
+ */
+int policy_from_json_loopback(const json_t *object, bool allow_loopback, struct policy *out,
+			      char *err, size_t err_size);
+int policy_load_file_loopback(const char *path, bool allow_loopback, struct policy *out, char *err,
+			      size_t err_size);
 void policy_free(struct policy *policy);
 
 /* Canonical JSON (entries normalised and sorted, defaults explicit). New reference. */

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <linux/capability.h>
 
+#include "dns/names.h"
 #include "lib/cgroup.h"
 #include "probe.h"
 
@@ -92,11 +93,17 @@ static void probe_targets_choose(const struct probe_plan *plan, struct probe_tar
 	targets->have_v6 = probe_pick(plan->allowed, probe_denied_v6,
 				      sizeof(probe_denied_v6) / sizeof(probe_denied_v6[0]),
 				      AF_INET6, &targets->v6);
-	/* The first allowed entry's first address (a network address still routes). */
-	if (plan->allowed->count) {
-		const struct allowset_entry *entry = &plan->allowed->entries[0];
+	/*
+	 * The first allowed entry's first address (a network address still
+	 * routes). Not a CIDR's loopback first address (0.0.0.0/0, ::/0): the
+	 * kernel judges that as loopback, which no CIDR opens.
+	 */
+	for (size_t i = 0; i < plan->allowed->count && !targets->have_allowed; i++) {
+		const struct allowset_entry *entry = &plan->allowed->entries[i];
 
 		memcpy(&targets->allowed, entry->addr, 16);
+		if (entry->prefix_len < 128 && names_address_is_loopback(&targets->allowed))
+			continue;
 		targets->allowed_port = entry->port ? entry->port : PROBE_PORT;
 		targets->have_allowed = true;
 	}

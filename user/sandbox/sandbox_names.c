@@ -20,6 +20,18 @@ bool sandbox_names_settled(struct sandbox_registry *registry, struct sandbox *sa
 	return sandbox->names_settled;
 }
 
+/*
+ * 0.0.0.0 or ::: a connect to it reaches every local listener, and a blocking
+ * resolver answers it for "no". Never programmed for a name, the lane's too
+ * (as an entry it is refused, docs/policy.md "Loopback").
+ */
+static bool sandbox_address_unspecified(const struct in6_addr *addr)
+{
+	static const unsigned char mapped_zero[16] = {[10] = 0xff, [11] = 0xff};
+
+	return IN6_IS_ADDR_UNSPECIFIED(addr) || !memcmp(addr, mapped_zero, sizeof(mapped_zero));
+}
+
 /* Adds a name entry's current addresses; allowed_hosts names pass the range filter. */
 static int sandbox_add_name(const struct sandbox_registry *registry,
 			    const struct policy_entry *entry, bool filtered,
@@ -32,8 +44,9 @@ static int sandbox_add_name(const struct sandbox_registry *registry,
 		struct allowset_entry allowed = {.prefix_len = 128, .port = entry->port};
 
 		memcpy(allowed.addr, &name->addresses[i].addr, 16);
-		if (filtered &&
-		    names_address_is_dropped(&name->addresses[i].addr, literals, entry->port))
+		if (sandbox_address_unspecified(&name->addresses[i].addr) ||
+		    (filtered &&
+		     names_address_is_dropped(&name->addresses[i].addr, literals, entry->port)))
 			continue;
 		err = allowset_add(set, &allowed);
 		if (err)
@@ -130,7 +143,8 @@ static json_t *sandbox_name_json(struct sandbox_registry *registry,
 			inet_ntop(AF_INET, &addr->s6_addr[12], text, sizeof(text));
 		else
 			inet_ntop(AF_INET6, addr, text, sizeof(text));
-		if (filtered && names_address_is_dropped(addr, literals, entry->port))
+		if (sandbox_address_unspecified(addr) ||
+		    (filtered && names_address_is_dropped(addr, literals, entry->port)))
 			json_array_append_new(dropped, json_string(text));
 		else
 			json_array_append_new(addresses, json_string(text));

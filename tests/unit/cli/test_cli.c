@@ -230,6 +230,52 @@ static void test_policy_build(void **state)
 	cli_args_free(&args);
 }
 
+/* loopback: the command's default (run's is false), --no-loopback, --allow-loopback. */
+static void assert_loopback(bool run_default, bool want, const char *flag)
+{
+	struct cli_args args;
+	struct policy policy;
+	long long level = 0;
+
+	assert_int_equal(parse(&client_command, &args, &level, "--mode", "no-network",
+			       "--model-endpoint", "127.0.0.1:4000", flag, NULL),
+			 CLI_EXIT_OK);
+	assert_int_equal(cli_policy_build_loopback(&args.policy, run_default, &policy),
+			 CLI_EXIT_OK);
+	assert_int_equal(policy.allow_loopback, want);
+	assert_int_equal(policy.n_model_endpoints, 1);
+	policy_free(&policy);
+	cli_args_free(&args);
+}
+
+static void test_policy_build_loopback(void **state)
+{
+	struct cli_args args;
+	struct policy policy;
+	long long level = 0;
+
+	(void)state;
+	assert_loopback(true, true, NULL);
+	assert_loopback(false, false, NULL);
+	assert_loopback(true, false, "--no-loopback");
+	assert_loopback(false, false, "--no-loopback");
+	assert_loopback(true, true, "--allow-loopback");
+	assert_loopback(false, true, "--allow-loopback");
+	assert_int_equal(parse(&client_command, &args, &level, "--mode", "no-network",
+			       "--no-loopback", "--allow-loopback", NULL),
+			 CLI_EXIT_OK);
+	assert_int_equal(cli_policy_build_loopback(&args.policy, false, &policy), CLI_EXIT_USAGE);
+	cli_args_free(&args);
+	/* Without allow_loopback, a loopback CIDR allows nothing: refused. */
+	assert_int_equal(parse(&client_command, &args, &level, "--mode", "allowlist", "--allow",
+			       "127.0.0.0/8", NULL),
+			 CLI_EXIT_OK);
+	assert_int_equal(cli_policy_build_loopback(&args.policy, false, &policy), CLI_EXIT_USAGE);
+	assert_int_equal(cli_policy_build_loopback(&args.policy, true, &policy), CLI_EXIT_OK);
+	policy_free(&policy);
+	cli_args_free(&args);
+}
+
 static void test_target_resolve(void **state)
 {
 	struct cli_target none = {0};
@@ -303,6 +349,7 @@ int main(void)
 		cmocka_unit_test(test_parse_dns_server_limit),
 		cmocka_unit_test(test_parse_operands),
 		cmocka_unit_test(test_policy_build),
+		cmocka_unit_test(test_policy_build_loopback),
 		cmocka_unit_test(test_target_resolve),
 		cmocka_unit_test(test_command_table),
 	};

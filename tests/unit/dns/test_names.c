@@ -678,6 +678,29 @@ static void test_filter_literal_allows(void **state)
 	assert_dropped(HOSTS("\"*.tun.test\""), "2002:c612:1::1", 0, false);
 }
 
+/*
+ * Loopback opens to exact literals only (the kernel looks it up in the exact
+ * map alone): a CIDR that covers 127.0.0.1 lets no name's answer in.
+ */
+static void test_filter_loopback_exact_only(void **state)
+{
+	(void)state;
+	assert_dropped(HOSTS("\"0.0.0.0/0\""), "::ffff:127.0.0.1", 0, true);
+	assert_dropped(HOSTS("\"0.0.0.0/0\""), "::ffff:127.0.0.1", 4000, true);
+	assert_dropped(HOSTS("\"127.0.0.0/8\""), "::ffff:127.0.0.1", 4000, true);
+	assert_dropped(HOSTS("\"::/0\""), "::1", 4000, true);
+	assert_dropped(HOSTS("\"::/0\""), "::", 4000, true);
+	assert_dropped(HOSTS("\"0.0.0.0/0\""), "::ffff:0.0.0.0", 4000, true);
+	assert_dropped(HOSTS("\"127.0.0.1:4000\""), "::ffff:127.0.0.1", 4000, false);
+	assert_dropped(HOSTS("\"127.0.0.1:4000\""), "::ffff:127.0.0.1", 5000, true);
+	assert_dropped(HOSTS("\"127.0.0.1:4000\""), "::ffff:127.0.0.1", 0, true);
+	assert_dropped(HOSTS("\"127.0.0.1\""), "::ffff:127.0.0.1", 5000, false);
+	assert_dropped(HOSTS("\"127.0.0.1\""), "::ffff:127.0.0.2", 5000, true);
+	assert_dropped(HOSTS("\"[::1]:4000\""), "::1", 4000, false);
+	/* Other filtered ranges keep their CIDR exception. */
+	assert_dropped(HOSTS("\"0.0.0.0/0\""), "::ffff:10.0.0.1", 4000, false);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -698,6 +721,7 @@ int main(void)
 		T(test_filter_ipv4),
 		T(test_filter_ipv6),
 		T(test_filter_embedded_ipv4),
+		T(test_filter_loopback_exact_only),
 		T(test_filter_literal_allows),
 	};
 
