@@ -95,6 +95,18 @@ static __always_inline int policy_allows(const struct bfbpf_sandbox *sandbox,
 	return 1;
 }
 
+/* Does the exact map of generation hold dst, for every port or for dst's port? */
+static __always_inline int allow_exact_contains(__u32 generation, const struct destination *dst)
+{
+	struct bfbpf_exact_key exact = {.generation = generation, .port = BFBPF_PORT_ANY};
+
+	__builtin_memcpy(exact.addr, dst->addr, sizeof(exact.addr));
+	if (bpf_map_lookup_elem(&allow_exact, &exact))
+		return 1;
+	exact.port = dst->port;
+	return dst->port && bpf_map_lookup_elem(&allow_exact, &exact) != NULL;
+}
+
 /* The policy decision, shared by every hook. */
 static __always_inline int policy_verdict(const struct bfbpf_sandbox *sandbox,
 					  struct bfbpf_stats *stats, const struct destination *dst)
@@ -123,8 +135,15 @@ static __always_inline int policy_verdict(const struct bfbpf_sandbox *sandbox,
 		if (sandbox->dns_port && dst->port == sandbox->dns_port &&
 		    destination_is_responder(dst))
 			return BFBPF_VERDICT_ALLOW;
-		return (sandbox->flags & BFBPF_SANDBOX_ALLOW_LOOPBACK) ? BFBPF_VERDICT_ALLOW
-								       : BFBPF_VERDICT_DENY;
+		if (sandbox->flags & BFBPF_SANDBOX_ALLOW_LOOPBACK)
+			return BFBPF_VERDICT_ALLOW;
+		/*
+		 * Otherwise only what the policy names exactly (127.0.0.1:4000,
+		 * [::1]:4000): the exact map alone, never the prefix trie, so that a
+		 * CIDR such as 0.0.0.0/0 never opens a local relay.
+		 */
+		return allow_exact_contains(sandbox->generation, dst) ? BFBPF_VERDICT_ALLOW
+								      : BFBPF_VERDICT_DENY;
 	}
 	return policy_allows(sandbox, stats, dst) ? BFBPF_VERDICT_ALLOW : BFBPF_VERDICT_DENY;
 }
