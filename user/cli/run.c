@@ -138,7 +138,8 @@ static int run_identity_choose(struct run_args *own)
 		return cli_fail(CLI_EXIT_FAILED, "internal", "cannot read the caller's groups");
 	if (own->identity.uid == 0 && !own->allow_root)
 		return cli_usage_error(
-			"run: refusing to run the command as uid 0: even without capabilities, uid 0 "
+			"run: refusing to run the command as uid 0: even without capabilities, uid "
+			"0 "
 			"can write root-owned files that make code run outside the sandbox (cron "
 			"jobs, systemd units); pass --user USER, or --allow-root to accept that");
 	return CLI_EXIT_OK;

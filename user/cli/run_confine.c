@@ -319,9 +319,9 @@ static int run_privileges_drop(const struct run_identity *identity)
 	for (int cap = 0; cap < 64; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
 			return -errno;
-	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-					     SECBIT_NO_CAP_AMBIENT_RAISE |
-					     SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+	if (prctl(PR_SET_SECUREBITS,
+		  SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+			  SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
 		  0, 0, 0))
 		return -errno;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0))

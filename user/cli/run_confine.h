@@ -53,7 +53,6 @@ pid_t run_confine_fork(void);
  * the command's status (128 + signal if one killed it); 127 if bfbpf gave up
  * before the go byte, 126 if the command could not be confined or run.
  */
-void run_confine_child(const struct run_confine *config, char **command)
-	__attribute__((noreturn));
+void run_confine_child(const struct run_confine *config, char **command) __attribute__((noreturn));
 
 #endif /* BFBPF_RUN_CONFINE_H */
