@@ -181,6 +181,11 @@ signal.pause()' $SRV4 $SINK_PORT >"$CASEDIR/holder.out" 2>&1 &
 import ctypes, os, socket, sys
 pid, fd, mark = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode()
 libc = ctypes.CDLL(None, use_errno=True)
+# run's init (pid 1 here) forked from bfbpf: none of bfbpf's descriptors (maps, sockets).
+init = os.pidfd_open(1)
+for n in range(256):
+    if libc.syscall(438, init, n, 0) >= 0:
+        print(f"took fd {n} of pid 1 ({os.readlink(f'/proc/1/fd/{n}')})")
 try:
     pidfd = os.pidfd_open(pid)
 except OSError as e:
@@ -200,6 +205,7 @@ EOF
 	expect_status 1 escape_run nobody --mode no-network -- "$PYTHON" "$CASEDIR/steal.py" \
 		"$holder" "$fd" "$mark"
 	grep -q "sent on the stolen socket" "$CASEDIR/last.out" && fail "the command sent on a stolen socket"
+	grep -q "took fd" "$CASEDIR/last.out" && fail "the command took a descriptor of its init"
 	sink_expect_nothing "$mark"
 }
 

@@ -16,6 +16,7 @@
  *   inet6, and io_uring (whose IORING_OP_SOCKET seccomp would not see).
  * The child is pid 1 of its namespace and stays there as the command's init.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -332,7 +333,8 @@ static int run_privileges_drop(const struct run_identity *identity)
 		return -errno;
 	if (syscall(SYS_capset, &header, data))
 		return -errno;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+	/* Not dumpable (as a change of user already made it): no ptrace or pidfd_getfd of it. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
 		return -errno;
 	return run_capabilities_verify();
 }
@@ -442,6 +444,33 @@ static int run_init(char **command)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/*
+ * bfbpf's own descriptors (its maps, links, resolver sockets: all close on
+ * exec) are no business of the init, which never execs: closed now, so that
+ * nothing in the sandbox can take them from it. What the caller handed down
+ * without close-on-exec stays, for the command.
+ */
+static int run_close_own_fds(void)
+{
+	DIR *fds = opendir("/proc/self/fd");
+	struct dirent *entry;
+
+	if (!fds)
+		return -errno;
+	while ((entry = readdir(fds))) {
+		int fd = atoi(entry->d_name);
+		int flags;
+
+		if (entry->d_name[0] == '.' || fd == dirfd(fds))
+			continue;
+		flags = fcntl(fd, F_GETFD);
+		if (flags >= 0 && (flags & FD_CLOEXEC))
+			close(fd);
+	}
+	closedir(fds);
+	return 0;
+}
+
 /* ---------------------------------------------------------------- child */
 
 static void run_child_fail(const char *what, int err)
@@ -461,6 +490,9 @@ void run_confine_child(const struct run_confine *config, char **command)
 	if (read(config->ready_fd, &go, 1) != 1)
 		_exit(127);
 	close(config->ready_fd);
+	err = run_close_own_fds();
+	if (err)
+		run_child_fail("closing bfbpf's descriptors", err);
 	err = cgroup_join(config->cgroup, 0);
 	if (err)
 		run_child_fail("joining the sandbox's cgroup", err);
