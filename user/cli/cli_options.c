@@ -220,8 +220,7 @@ int cli_parse(const struct cli_command *command, int argc, char **argv, struct c
 	int opt, status;
 
 	/* Known before parsing: a usage error under --json is one JSON object too. */
-	if (command->groups & CLI_GROUP_JSON)
-		cli_json_errors_set(cli_argv_has_json(argc, argv));
+	cli_json_errors_set((command->groups & CLI_GROUP_JSON) && cli_argv_has_json(argc, argv));
 	cli_command_options(command, cli_getopt_add, &table);
 	if (table.overflow)
 		return cli_fail(CLI_EXIT_FAILED, "internal",
