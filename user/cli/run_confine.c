@@ -339,6 +339,13 @@ static int run_privileges_drop(const struct run_identity *identity)
 	return run_capabilities_verify();
 }
 
+/* SCMP_A0 with every field named (clang's -Wmissing-field-initializers). */
+static struct scmp_arg_cmp run_seccomp_arg0(enum scmp_compare op, int value)
+{
+	return (struct scmp_arg_cmp){
+		.arg = 0, .op = op, .datum_a = (scmp_datum_t)value, .datum_b = 0};
+}
+
 /*
  * socket() and socketpair() for the families the address hooks judge (inet,
  * inet6) and the local ones (unix, netlink); every other family is refused
@@ -363,11 +370,11 @@ static int run_seccomp_install(void)
 			    family == AF_NETLINK)
 				continue;
 			err = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), syscalls[i], 1,
-					       SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)family));
+					       run_seccomp_arg0(SCMP_CMP_EQ, family));
 		}
 		if (!err)
 			err = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), syscalls[i], 1,
-					       SCMP_A0(SCMP_CMP_GE, (scmp_datum_t)AF_PACKET));
+					       run_seccomp_arg0(SCMP_CMP_GE, AF_PACKET));
 	}
 	if (!err)
 		err = seccomp_rule_add(filter, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_setup), 0);
