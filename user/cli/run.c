@@ -3,8 +3,9 @@
  * bfbpf run: confine one command without a daemon. A transient cgroup gets
  * the programs (links pinned, so that even a SIGKILL of bfbpf leaves the
  * command confined), the lockdown is verified, and only then does the child
- * join the cgroup and exec. When the command ends, whatever it left running
- * in the cgroup is killed before the cgroup is detached and removed.
+ * join the cgroup and exec, as an unprivileged user in namespaces of its own
+ * (run_confine.c). When the command ends, whatever it left running in the
+ * cgroup is killed before the cgroup is detached and removed.
  */
 #include <errno.h>
 #include <fcntl.h>
