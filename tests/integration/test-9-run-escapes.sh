@@ -9,7 +9,7 @@
 # setpriv inside the command.
 
 ALL_TESTS+=(run_cgroup_escape_root run_cgroup_escape_user run_pidfd_getfd run_socket_families
-	check_vsock json_client_errors)
+	run_sigkill_user check_vsock json_client_errors)
 
 SINK_PORT=9400
 
@@ -281,6 +281,43 @@ EOF
 		done
 	done
 	sink_expect_nothing "$mark"
+}
+
+# SIGKILL of bfbpf run: the command dies with it, as another user too (a change
+# of user clears the parent-death signal; the init sets it again). The pins stay
+# and keep the cgroup confined (docs/operations.md): removed here.
+test_run_sigkill_user() {
+	local runpid cgroup procs pid n=0
+	world_up
+	nsenter --net="/run/netns/$NS_SBX" "$BFBPF" run --user 65534 --mode no-network -- \
+		sleep 120 >"$CASEDIR/run.out" 2>&1 &
+	runpid=$!
+	cgroup=$CGROOT/bfbpf-run-$runpid
+	defer "rm -rf /sys/fs/bpf/bfbpf-run/$runpid; cg_remove $cgroup"
+	while :; do
+		procs=$(cat "$cgroup/cgroup.procs" 2>/dev/null)
+		for pid in $procs; do
+			grep -qs sleep /proc/$pid/cmdline && break 2
+		done
+		n=$((n + 1))
+		[ $n -gt 400 ] && { cat "$CASEDIR/run.out"; fail "the command did not start in $cgroup"; }
+		sleep 0.05
+	done
+	echo "bfbpf run $runpid; its cgroup holds" $procs
+	kill -KILL $runpid
+	wait $runpid 2>/dev/null
+	for pid in $procs; do
+		n=0
+		while [ -e /proc/$pid ] && ! grep -q '^State:.*Z' /proc/$pid/status 2>/dev/null; do
+			n=$((n + 1))
+			if [ $n -gt 100 ]; then
+				ps -o pid,ppid,user,stat,cmd -p $pid
+				fail "process $pid outlived the SIGKILL of bfbpf run"
+			fi
+			sleep 0.05
+		done
+	done
+	echo "the command and its init died with bfbpf run"
 }
 
 # 10: `check` names AF_VSOCK when a transport to a hypervisor or guest exists

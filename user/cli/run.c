@@ -248,13 +248,16 @@ static int run_command(struct run_state *state, char **command, struct policy *p
 	status = run_confine(&state->registry, state->cgroup, policy, &state->sandbox);
 	if (!status && write(ready[1], "g", 1) != 1)
 		status = CLI_EXIT_FAILED;
-	/* After a failure the child sees EOF and exits without running anything. */
-	close(ready[1]);
 	if (status) {
+		/* The child sees EOF and exits without running anything. */
+		close(ready[1]);
 		run_wait(child);
 		return status;
 	}
-	return run_wait(child);
+	/* Held open until the command ends: the child takes a hang-up for our death. */
+	status = run_wait(child);
+	close(ready[1]);
+	return status;
 }
 
 static void run_teardown(struct run_state *state)

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -457,7 +458,7 @@ static int run_init(char **command)
  * nothing in the sandbox can take them from it. What the caller handed down
  * without close-on-exec stays, for the command.
  */
-static int run_close_own_fds(void)
+static int run_close_own_fds(int keep)
 {
 	DIR *fds = opendir("/proc/self/fd");
 	struct dirent *entry;
@@ -468,7 +469,7 @@ static int run_close_own_fds(void)
 		int fd = atoi(entry->d_name);
 		int flags;
 
-		if (entry->d_name[0] == '.' || fd == dirfd(fds))
+		if (entry->d_name[0] == '.' || fd == dirfd(fds) || fd == keep)
 			continue;
 		flags = fcntl(fd, F_GETFD);
 		if (flags >= 0 && (flags & FD_CLOEXEC))
@@ -476,6 +477,24 @@ static int run_close_own_fds(void)
 	}
 	closedir(fds);
 	return 0;
+}
+
+/*
+ * A change of user clears the parent-death signal: set it again, then make
+ * sure bfbpf did not die before it was. bfbpf holds the pipe's write end
+ * until the command is done, so a hang-up means it is gone (getppid() cannot
+ * tell: the parent is outside our pid namespace).
+ */
+static int run_parent_watch(int ready_fd)
+{
+	struct pollfd poller = {.fd = ready_fd, .events = POLLIN};
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL))
+		return -errno;
+	if (poll(&poller, 1, 0) < 0)
+		return -errno;
+	close(ready_fd);
+	return poller.revents & (POLLHUP | POLLERR) ? -ESRCH : 0;
 }
 
 /* ---------------------------------------------------------------- child */
@@ -496,8 +515,7 @@ void run_confine_child(const struct run_confine *config, char **command)
 	/* EOF: bfbpf gave up or died (also before PDEATHSIG was set): never run unconfined. */
 	if (read(config->ready_fd, &go, 1) != 1)
 		_exit(127);
-	close(config->ready_fd);
-	err = run_close_own_fds();
+	err = run_close_own_fds(config->ready_fd);
 	if (err)
 		run_child_fail("closing bfbpf's descriptors", err);
 	err = cgroup_join(config->cgroup, 0);
@@ -509,6 +527,9 @@ void run_confine_child(const struct run_confine *config, char **command)
 	err = run_privileges_drop(&config->identity);
 	if (err)
 		run_child_fail("dropping privileges", err);
+	err = run_parent_watch(config->ready_fd);
+	if (err)
+		_exit(127); /* bfbpf died: its teardown no longer follows the command */
 	err = run_seccomp_install();
 	if (err)
 		run_child_fail("installing the seccomp filter", err);
