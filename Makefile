@@ -16,13 +16,13 @@ CFLAGS += $(USER_WARNINGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(BUILD)
 # One section per function: the unit tests link with --gc-sections, so that code they never
 # reach may call the loader without pulling it (and the BPF skeleton) in. See `check`.
 USER_CFLAGS := -ffunction-sections -fdata-sections
-LDLIBS := -lbpf -lelf -lz -lcares -ljansson
+LDLIBS := -lbpf -lelf -lz -lcares -ljansson -lseccomp
 
 # BPF_PROG() declares a ctx parameter that lsm programs need not read.
 # -mcpu=v3: the verdict memo's compare-and-swap (BPF_CMPXCHG, kernel 5.12+).
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 $(WARNINGS) -Wno-unused-parameter -Iinclude -Ibpf -I$(ARCH_INCLUDE)
 
-DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-dev libjansson-dev \
+DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-dev libjansson-dev libseccomp-dev \
 	libcmocka-dev liburing-dev pkg-config gcc make iproute2 dnsmasq-base bind9-dnsutils \
 	curl python3 libc-bin util-linux iperf3 tinyproxy qemu-system-x86 busybox-static cpio \
 	libclang-rt-14-dev kmod clang-format shellcheck

@@ -35,6 +35,10 @@ codes (``already_attached``, ``not_attached``, ``invalid_policy``, ``nested``,
   failed checks (they are named in the message and in ``reply["checks"]``);
 - ``no_process``, ``no_cgroup``: from ``cgroup_of_pid`` and ``netns_of_pid``
   (``no_cgroup`` also from the daemon: the cgroup does not exist);
+- ``bad_request`` also from ``attach_pid``, ``cgroup_of_pid`` and
+  ``netns_of_pid`` given a pid that is not a positive whole number: 0 is what
+  ``podman inspect`` and ``docker inspect`` report for a container that is not
+  running (the CLI's ``--pid 0`` fails the same way);
 - ``invalid_policy`` also from ``load_policy`` (a policy file that is not one
   JSON object, or repeats a key).
 
@@ -350,14 +354,24 @@ def cgroup_mount(mountinfo: PathArg = "/proc/self/mountinfo") -> str:
     raise BfbpfError("no_cgroup", "no cgroup2 mount in /proc/self/mountinfo (bfbpf needs cgroup v2)")
 
 
-def _check_pid(pid: int) -> int:
+def _check_pid(pid: Union[int, str]) -> int:
+    # Runners pass what their container engine reports: 0 is `podman inspect`'s
+    # (and docker's) pid of a container that is not running. A BfbpfError like
+    # every other failure, with the code of the CLI's `--pid 0` (exit 2).
+    given = pid
     if isinstance(pid, bool) or not isinstance(pid, int):
         try:
             pid = int(pid, 10) if isinstance(pid, str) else int(pid)
         except (TypeError, ValueError):
-            raise ValueError(f"not a process id: {pid!r}") from None
+            raise BfbpfError("bad_request", f"not a process id: {given!r}") from None
+        if isinstance(given, bool):
+            raise BfbpfError("bad_request", f"not a process id: {given!r}")
     if pid <= 0:
-        raise ValueError(f"not a process id: {pid!r}")
+        raise BfbpfError(
+            "bad_request",
+            f"not a process id: {given!r}"
+            + (" (0 is the pid a container engine reports for a container that is not running)" if pid == 0 else ""),
+        )
     return pid
 
 

@@ -7,7 +7,7 @@
 #   server   198.18.0.2 and 198.18.0.3, an HTTP server on port 8080 of each
 #   sandbox  198.18.0.1, where the confined command runs
 # then runs curl to both servers under
-#   bfbpf run --mode allowlist --allow 198.18.0.2 -- curl ...
+#   bfbpf run --user nobody --mode allowlist --allow 198.18.0.2 -- curl ...
 # The first gets 200, the second is refused in the kernel (EPERM). Exits 0
 # when that is what happened, 1 otherwise. Must run as root. All traffic
 # stays inside the namespaces it makes (198.18.0.0/15 is a benchmarking range).
@@ -115,12 +115,12 @@ done
 [ $ok = 1 ] || die "the world does not work without bfbpf; nothing to demonstrate"
 
 step "With bfbpf: only $ALLOWED is allowed"
-say "\$ bfbpf run --mode allowlist --allow $ALLOWED -- curl ..."
+say "\$ bfbpf run --user nobody --mode allowlist --allow $ALLOWED -- curl ..."
 say "(bfbpf makes a cgroup, attaches its BPF programs with this policy, checks the"
 say " lockdown, then runs curl inside that cgroup; the kernel judges every connect)"
 
 URL=http://$ALLOWED:8080/
-out=$(sandbox_curl "$BFBPF" run --mode allowlist --allow $ALLOWED --)
+out=$(sandbox_curl "$BFBPF" run --user nobody --mode allowlist --allow $ALLOWED --)
 rc=$?
 say "curl $URL -> $out (exit $rc)"
 [ $rc -eq 0 ] || curl_why
@@ -133,7 +133,7 @@ else
 fi
 
 URL=http://$DENIED:8080/
-out=$(sandbox_curl "$BFBPF" run --mode allowlist --allow $ALLOWED --)
+out=$(sandbox_curl "$BFBPF" run --user nobody --mode allowlist --allow $ALLOWED --)
 rc=$?
 say "curl $URL -> $out (exit $rc)"
 curl_why

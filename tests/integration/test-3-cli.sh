@@ -77,8 +77,9 @@ test_attach_missing_cgroup() {
 	expect_status 0 bfs status --json
 }
 
-# bfrun ARGS...: `bfbpf run` in the sandbox netns.
-bfrun() { timeout -k 5 "$CLI_TIMEOUT" nsenter --net="/run/netns/$NS_SBX" "$BFBPF" run "$@"; }
+# bfrun ARGS...: `bfbpf run` in the sandbox netns, the command as root (--allow-root: run
+# refuses uid 0 without it; test-9-run-escapes.sh runs commands as --user 65534 too).
+bfrun() { timeout -k 5 "$CLI_TIMEOUT" nsenter --net="/run/netns/$NS_SBX" "$BFBPF" run --allow-root "$@"; }
 
 test_run_exit_status() {
 	world_up
@@ -115,19 +116,30 @@ test_run_cleanup() {
 
 test_run_sigterm() {
 	world_up
-	local before after pidfile=$CASEDIR/child.pid child runpid n launcher
+	local before after pidfile=$CASEDIR/child.pid child runpid n launcher cgroup procs pid
 	before=$(run_leftovers_snapshot)
 	# Not through bfrun: $! must be bfbpf itself (nsenter execs it), not a subshell.
-	nsenter --net="/run/netns/$NS_SBX" "$BFBPF" run --mode allowlist --allow $SRV4 -- \
+	nsenter --net="/run/netns/$NS_SBX" "$BFBPF" run --allow-root --mode allowlist --allow $SRV4 -- \
 		sh -c "echo \$\$ > $pidfile; exec sleep 120" >"$CASEDIR/run.out" 2>&1 &
 	launcher=$!
 	defer "kill -KILL $launcher"
 	wait_for_file "$pidfile" 30 || { cat "$CASEDIR/run.out"; fail "the child did not start"; }
-	child=$(cat "$pidfile")
-	# nsenter may fork: bfbpf run's own pid is in its transient cgroup's name.
-	runpid=$(sed -n 's/^0::.*bfbpf-run-\([0-9]*\)$/\1/p' /proc/"$child"/cgroup)
-	[ -n "$runpid" ] || fail "the child is not in a bfbpf-run cgroup"
-	echo "bfbpf run $runpid, child $child: $(grep '^0::' /proc/"$child"/cgroup)"
+	# The command has its own pid namespace: the pid it wrote is that namespace's. Find
+	# the processes from here: bfbpf run's own pid (nsenter may fork, so $! or its child)
+	# names its transient cgroup, which holds the command and its init.
+	for runpid in $launcher $(pgrep -P $launcher); do
+		cgroup=$CGROOT/bfbpf-run-$runpid
+		[ -d "$cgroup" ] && break
+	done
+	[ -d "$cgroup" ] || fail "no bfbpf-run cgroup for bfbpf run $launcher"
+	procs=$(cat "$cgroup/cgroup.procs")
+	child=
+	for pid in $procs; do
+		grep -q sleep /proc/"$pid"/cmdline 2>/dev/null && child=$pid
+	done
+	[ -n "$child" ] || fail "the command is not in $cgroup (it holds: $procs)"
+	echo "bfbpf run $runpid, child $child (pid $(cat "$pidfile") in its namespace): $(grep '^0::' /proc/"$child"/cgroup)"
+	grep -q "^0::.*/bfbpf-run-$runpid\$" /proc/"$child"/cgroup || fail "the child is not in a bfbpf-run cgroup"
 	[ "$(grep '^0::' /proc/"$child"/cgroup)" != "$(grep '^0::' /proc/self/cgroup)" ] ||
 		fail "the child runs in the caller's cgroup"
 	log "SIGTERM to bfbpf run"
@@ -141,16 +153,19 @@ test_run_sigterm() {
 	wait $launcher 2>/dev/null
 	echo "bfbpf run exited"
 	cat "$CASEDIR/run.out"
-	n=0
-	while [ -e /proc/"$child" ] && ! grep -q '^State:.*Z' /proc/"$child"/status 2>/dev/null; do
-		n=$((n + 1))
-		if [ $n -gt 100 ]; then
-			ps -o pid,ppid,pgid,stat,cmd -p "$child"
-			cat /proc/"$child"/cgroup
-			kill -KILL "$child"
-			fail "the child $child outlived bfbpf run"
-		fi
-		sleep 0.05
+	# The command and its init alike.
+	for child in $procs; do
+		n=0
+		while [ -e /proc/"$child" ] && ! grep -q '^State:.*Z' /proc/"$child"/status 2>/dev/null; do
+			n=$((n + 1))
+			if [ $n -gt 100 ]; then
+				ps -o pid,ppid,pgid,stat,cmd -p "$child"
+				cat /proc/"$child"/cgroup
+				kill -KILL "$child"
+				fail "the child $child outlived bfbpf run"
+			fi
+			sleep 0.05
+		done
 	done
 	after=$(run_leftovers_snapshot)
 	if [ "$before" != "$after" ]; then

@@ -547,6 +547,24 @@ class TestEnforcement(DaemonCase):
             bfbpf_client.netns_of_pid(child.pid)
         self.assertEqual(caught.exception.code, "no_process")
 
+    def test_invalid_pid(self) -> None:
+        # 0 is `podman inspect`'s pid of a container that is not running: a BfbpfError
+        # like every failure, bad_request as the CLI's `--pid 0` (exit 2), not ValueError.
+        before = len(self.client.status()["sandboxes"])
+        for pid in (0, "0", -1, "abc", "", True, None):
+            for call in (
+                lambda: self.client.attach_pid(pid, ALLOWLIST),
+                lambda: bfbpf_client.cgroup_of_pid(pid),
+                lambda: bfbpf_client.netns_of_pid(pid),
+            ):
+                with self.assertRaises(BfbpfError) as caught:
+                    call()
+                self.assertEqual(caught.exception.code, "bad_request", pid)
+                self.assertEqual(caught.exception.exit_status, 2)
+        with self.assertRaises(BfbpfError) as caught:
+            self.client.attach_pid(0, ALLOWLIST)
+        self.assertIn("not running", caught.exception.message)
+        self.assertEqual(len(self.client.status()["sandboxes"]), before)
 
 def main() -> int:
     if os.geteuid() != 0:

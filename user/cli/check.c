@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* bfbpf check: preflight of everything bfbpf needs from the kernel and the host. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <linux/magic.h>
+#include <linux/vm_sockets.h>
 #include <bpf/libbpf.h>
 
 #include "lib/cgroup.h"
@@ -26,19 +30,73 @@ struct check_report {
 	bool json;
 };
 
-static void check_item(struct check_report *report, const char *name, bool ok, const char *detail,
-		       const char *fix)
+static void check_add(struct check_report *report, const char *name, bool ok, bool warning,
+		      const char *detail, const char *fix)
 {
 	json_t *item = json_pack("{s:s, s:b, s:s}", "name", name, "ok", ok, "detail", detail);
 
-	if (!ok && fix)
+	if (warning)
+		json_object_set_new(item, "warning", json_true());
+	if ((!ok || warning) && fix)
 		json_object_set_new(item, "fix", json_string(fix));
 	json_array_append_new(report->items, item);
 	if (!ok)
 		report->all_ok = false;
 	if (!report->json)
-		printf("%-4s %-22s %s%s%s\n", ok ? "ok" : "FAIL", name, detail,
-		       !ok && fix ? " — fix: " : "", !ok && fix ? fix : "");
+		printf("%-4s %-22s %s%s%s\n",
+		       !ok	 ? "FAIL"
+		       : warning ? "warn"
+				 : "ok",
+		       name, detail, (!ok || warning) && fix ? " — fix: " : "",
+		       (!ok || warning) && fix ? fix : "");
+}
+
+static void check_item(struct check_report *report, const char *name, bool ok, const char *detail,
+		       const char *fix)
+{
+	check_add(report, name, ok, false, detail, fix);
+}
+
+/*
+ * AF_VSOCK passes no address hook: where a transport to a hypervisor (or to
+ * guests) is loaded, it is a path out that only BPF LSM or seccomp refuses.
+ * Live means a socket can be made and /dev/vsock reports a local CID; a CID
+ * that cannot be read counts as live (the operator decides, knowing).
+ */
+static void check_vsock(struct check_report *report)
+{
+	unsigned int cid = VMADDR_CID_ANY;
+	char detail[384], cid_text[16];
+	int fd, device;
+
+	fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		check_item(report, "vsock", true, "no AF_VSOCK here (the family is not loaded)",
+			   NULL);
+		return;
+	}
+	close(fd);
+	device = open("/dev/vsock", O_RDONLY | O_CLOEXEC);
+	if (device >= 0 && ioctl(device, IOCTL_VM_SOCKETS_GET_LOCAL_CID, &cid))
+		cid = VMADDR_CID_ANY - 1; /* unknown: a live transport cannot be ruled out */
+	if (device >= 0)
+		close(device);
+	if (device >= 0 && cid == VMADDR_CID_ANY) {
+		check_item(report, "vsock", true,
+			   "AF_VSOCK is loaded, but no transport to a hypervisor or guest", NULL);
+		return;
+	}
+	if (cid >= VMADDR_CID_ANY - 1)
+		snprintf(cid_text, sizeof(cid_text), "unknown");
+	else
+		snprintf(cid_text, sizeof(cid_text), "%u", cid);
+	snprintf(detail, sizeof(detail),
+		 "AF_VSOCK: a transport to the hypervisor or to guests is live (local CID %s); "
+		 "without BPF LSM no cgroup hook refuses AF_VSOCK sockets",
+		 cid_text);
+	check_add(report, "vsock", true, true, detail,
+		  "bfbpf run refuses AF_VSOCK with seccomp; give other sandboxes a seccomp profile "
+		  "that refuses it, or a kernel with BPF LSM (docs/threat-model.md)");
 }
 
 static unsigned long long check_effective_capabilities(void)
@@ -161,6 +219,7 @@ int cli_check(const struct cli_command *command, int argc, char **argv)
 		check_item(&report, "cgroup2", true, detail, NULL);
 	}
 	check_bpffs(&report);
+	check_vsock(&report);
 	if (report.all_ok)
 		check_hooks(&report, mount);
 	if (report.json) {

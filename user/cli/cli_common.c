@@ -58,10 +58,9 @@ int cli_policy_build_loopback(const struct cli_policy_args *args, bool allow_loo
 	if (args->no_loopback && args->allow_loopback)
 		return cli_usage_error("--no-loopback and --allow-loopback contradict each other");
 	if (args->file) {
-		if (policy_load_file_loopback(args->file, allow_loopback, out, err, sizeof(err))) {
-			cli_error("invalid policy: %s", err);
-			return CLI_EXIT_USAGE;
-		}
+		if (policy_load_file_loopback(args->file, allow_loopback, out, err, sizeof(err)))
+			return cli_fail(CLI_EXIT_USAGE, "invalid_policy", "invalid policy: %s",
+					err);
 		return CLI_EXIT_OK;
 	}
 	if (!args->mode)
@@ -69,20 +68,16 @@ int cli_policy_build_loopback(const struct cli_policy_args *args, bool allow_loo
 	object = json_pack("{s:s, s:b, s:b}", "network_mode", args->mode, "allow_model_endpoint",
 			   !args->no_model_endpoint, "allow_loopback",
 			   args->allow_loopback || (allow_loopback && !args->no_loopback));
-	if (!object) {
-		cli_error("out of memory");
-		return CLI_EXIT_FAILED;
-	}
+	if (!object)
+		return cli_fail(CLI_EXIT_FAILED, "internal", "out of memory");
 	if (args->allow)
 		json_object_set(object, "allowed_hosts", args->allow);
 	if (args->model_endpoints)
 		json_object_set(object, "model_endpoints", args->model_endpoints);
 	result = policy_from_json(object, out, err, sizeof(err));
 	json_decref(object);
-	if (result) {
-		cli_error("invalid policy: %s", err);
-		return CLI_EXIT_USAGE;
-	}
+	if (result)
+		return cli_fail(CLI_EXIT_USAGE, "invalid_policy", "invalid policy: %s", err);
 	return CLI_EXIT_OK;
 }
 
@@ -99,19 +94,21 @@ int cli_target_resolve(const struct cli_target *target, char *out, size_t size, 
 	}
 	if (target->cgroup) {
 		err = cgroup_resolve(target->cgroup, out, size);
-		if (err) {
-			cli_error("cgroup %s: %s", target->cgroup,
-				  err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
-			return CLI_EXIT_FAILED;
-		}
+		if (err)
+			return cli_fail(
+				CLI_EXIT_FAILED, "no_cgroup", "cgroup %s: %s", target->cgroup,
+				err == -EINVAL ? "not a cgroup v2 directory" : strerror(-err));
 		return CLI_EXIT_OK;
 	}
 	err = cgroup_of_pid(target->pid, out, size);
-	if (err) {
-		cli_error("process %d: cannot find its cgroup v2: %s", (int)target->pid,
-			  strerror(-err));
-		return CLI_EXIT_FAILED;
-	}
+	/* cgroup_of_pid: -ESRCH when /proc/PID is gone; otherwise the process has no cgroup v2. */
+	if (err == -ESRCH)
+		return cli_fail(CLI_EXIT_FAILED, "no_process", "process %d does not exist",
+				(int)target->pid);
+	if (err)
+		return cli_fail(CLI_EXIT_FAILED, "no_cgroup",
+				"process %d: cannot find its cgroup v2: %s", (int)target->pid,
+				strerror(-err));
 	return CLI_EXIT_OK;
 }
 
@@ -126,16 +123,54 @@ void cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* Under --json, failures print their error object on stdout too (set by cli_parse). */
+static bool cli_json_errors;
+
+void cli_json_errors_set(bool on)
+{
+	cli_json_errors = on;
+}
+
+/* The stderr line, and under --json the one error object: both say the same MESSAGE. */
+static void cli_vfail(const char *code, const char *suffix, const char *fmt, va_list args)
+{
+	char message[2048];
+	json_t *object;
+
+	vsnprintf(message, sizeof(message), fmt, args);
+	fprintf(stderr, "bfbpf: %s%s\n", message, suffix);
+	if (!cli_json_errors)
+		return;
+	object = json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", code, "message",
+			   message);
+	if (object) {
+		cli_print_json(object);
+	} else {
+		/* Still one object on stdout, even without memory for the message. */
+		printf("{\"ok\":false,\"error\":{\"code\":\"%s\",\"message\":\"\"}}\n", code);
+	}
+	fflush(stdout);
+	json_decref(object);
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list args;
 
-	fputs("bfbpf: ", stderr);
 	va_start(args, fmt);
-	vfprintf(stderr, fmt, args);
+	cli_vfail("bad_request", " (see 'bfbpf --help')", fmt, args);
 	va_end(args);
-	fputs(" (see 'bfbpf --help')\n", stderr);
 	return CLI_EXIT_USAGE;
+}
+
+int cli_fail(int status, const char *code, const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	cli_vfail(code, "", fmt, args);
+	va_end(args);
+	return status;
 }
 
 void cli_print_json(json_t *value)

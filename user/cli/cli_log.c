@@ -60,8 +60,7 @@ static int cli_log_follow(FILE *stream, bool json)
 		json_decref(event);
 	}
 	free(line);
-	cli_error("the daemon closed the event stream");
-	return CLI_EXIT_FAILED;
+	return cli_fail(CLI_EXIT_FAILED, "unreachable", "the daemon closed the event stream");
 }
 
 enum {
@@ -107,14 +106,22 @@ static int cli_log_read(FILE *stream, bool follow, bool json)
 	char *line = NULL;
 	int status;
 
-	if (getline(&line, &capacity, stream) <= 0 ||
-	    !(reply = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL))) {
-		cli_error("the daemon sent no reply");
-		status = CLI_EXIT_FAILED;
+	if (getline(&line, &capacity, stream) <= 0) {
+		status = cli_fail(CLI_EXIT_FAILED, "unreachable",
+				  "the daemon closed the connection without a reply");
+		goto cleanup;
+	}
+	reply = json_loads(line, JSON_DISABLE_EOF_CHECK, NULL);
+	if (!json_is_object(reply)) {
+		status = cli_fail(CLI_EXIT_FAILED, "bad_reply",
+				  "the daemon sent an invalid reply: not a JSON object");
 		goto cleanup;
 	}
 	status = cli_reply_exit(reply);
 	if (status) {
+		if (json)
+			cli_print_json(
+				reply); /* the daemon's error object, as the other commands */
 		cli_reply_error(reply);
 		goto cleanup;
 	}
@@ -148,16 +155,16 @@ int cli_log(const struct cli_command *command, int argc, char **argv)
 		json_object_set_new(request, "cgroup", json_string(path));
 	if (own.since >= 0)
 		json_object_set_new(request, "since", json_real(own.since));
-	fd = client_send(client_socket_path(args.socket), request, err, sizeof(err));
+	fd = request ? client_send(client_socket_path(args.socket), request, err, sizeof(err))
+		     : -ENOMEM;
 	if (fd < 0) {
-		cli_error("%s", err);
-		status = CLI_EXIT_FAILED;
+		status = cli_fail(CLI_EXIT_FAILED, client_error_code(fd), "%s",
+				  request ? err : "out of memory");
 		goto cleanup;
 	}
 	stream = fdopen(fd, "r");
 	if (!stream) {
-		cli_error("the daemon sent no reply");
-		status = CLI_EXIT_FAILED;
+		status = cli_fail(CLI_EXIT_FAILED, "internal", "fdopen: %s", strerror(errno));
 		goto cleanup;
 	}
 	fd = -1; /* the stream owns it */

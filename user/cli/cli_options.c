@@ -133,10 +133,8 @@ static int cli_json_list_add(json_t **list, const char *value)
 {
 	if (!*list)
 		*list = json_array();
-	if (!*list || json_array_append_new(*list, json_string(value))) {
-		cli_error("out of memory");
-		return CLI_EXIT_FAILED;
-	}
+	if (!*list || json_array_append_new(*list, json_string(value)))
+		return cli_fail(CLI_EXIT_FAILED, "internal", "out of memory");
 	return CLI_EXIT_OK;
 }
 
@@ -211,6 +209,15 @@ static int cli_parse_operands(const struct cli_command *command, int argc, char 
 	return CLI_EXIT_OK;
 }
 
+/* "--json" among the options (before any "--"), whatever the parse will make of the rest. */
+static bool cli_argv_has_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--json"))
+			return true;
+	return false;
+}
+
 int cli_parse(const struct cli_command *command, int argc, char **argv, struct cli_args *args,
 	      cli_option_handler handler, void *ctx)
 {
@@ -219,12 +226,13 @@ int cli_parse(const struct cli_command *command, int argc, char **argv, struct c
 	struct cli_getopt_table table = {0};
 	int opt, status;
 
+	/* Known before parsing: a usage error under --json is one JSON object too. */
+	cli_json_errors_set((command->groups & CLI_GROUP_JSON) && cli_argv_has_json(argc, argv));
 	cli_command_options(command, cli_getopt_add, &table);
-	if (table.overflow) {
-		cli_error("%s: more than %d options (raise CLI_MAX_OPTIONS)", command->name,
-			  CLI_MAX_OPTIONS);
-		return CLI_EXIT_FAILED;
-	}
+	if (table.overflow)
+		return cli_fail(CLI_EXIT_FAILED, "internal",
+				"%s: more than %d options (raise CLI_MAX_OPTIONS)", command->name,
+				CLI_MAX_OPTIONS);
 	opterr = 0;
 	optind = 0; /* GNU: start afresh (argv[0] is the command's name) */
 	while ((opt = getopt_long(argc, argv, short_options, table.options, NULL)) != -1) {
@@ -247,6 +255,7 @@ int cli_parse(const struct cli_command *command, int argc, char **argv, struct c
 		if (status)
 			return status;
 	}
+	cli_json_errors_set(args->json); /* as parsed: "--socket --json" is a path */
 	return cli_parse_operands(command, argc, argv, args);
 }
 

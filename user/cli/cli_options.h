@@ -135,7 +135,7 @@ int cli_number_parse(const char *text, long long min, long long max, long long *
 int cli_number_option(const char *option, const char *text, long long min, long long max,
 		      const char *what, long long *out);
 
-/* Builds and validates the policy; prints one line and returns CLI_EXIT_USAGE on error. */
+/* Builds and validates the policy; on error one line (invalid_policy) and CLI_EXIT_USAGE. */
 int cli_policy_build(const struct cli_policy_args *args, struct policy *out);
 /*
  * The same with allow_loopback's default given (false for bfbpf run), for
@@ -143,13 +143,32 @@ int cli_policy_build(const struct cli_policy_args *args, struct policy *out);
  */
 int cli_policy_build_loopback(const struct cli_policy_args *args, bool allow_loopback,
 			      struct policy *out);
-/* The cgroup path to send: "" when no target is given and none is required. */
+/*
+ * The cgroup path to send: "" when no target is given and none is required.
+ * Fails (through cli_fail) with no_cgroup, no_process or bad_request.
+ */
 int cli_target_resolve(const struct cli_target *target, char *out, size_t size, bool required);
 
 /* "bfbpf: ..." on stderr, one line. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The same, with where to read the usage; returns CLI_EXIT_USAGE. */
+/*
+ * The same, with where to read the usage; returns CLI_EXIT_USAGE. Under
+ * --json it also prints the bad_request error object (see cli_fail).
+ */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * A failure of the command itself (not a daemon's reply): "bfbpf: MESSAGE" on
+ * stderr and, under --json, exactly one {"ok":false,"error":{"code":CODE,
+ * "message":MESSAGE}} on stdout, CODE from docs/operations.md. Returns status.
+ * Call it once, on the failure that ends the command.
+ */
+int cli_fail(int status, const char *code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * Whether failures print their JSON error object: cli_parse() sets it from
+ * --json (before parsing, so that a usage error is one object too).
+ */
+void cli_json_errors_set(bool on);
 /* One JSON object on one line of stdout (--json). */
 void cli_print_json(json_t *value);
 /* Exit status for a daemon reply (0 ok, 2 for request and policy errors, else 1). */

@@ -70,21 +70,23 @@ int cli_resolve(const struct cli_command *command, int argc, char **argv)
 	if (status)
 		goto cleanup;
 	view = calloc(1, sizeof(*view));
-	status = view ? cli_policy_build(&args.policy, &view->policy) : CLI_EXIT_FAILED;
+	status = view ? cli_policy_build(&args.policy, &view->policy)
+		      : cli_fail(CLI_EXIT_FAILED, "internal", "out of memory");
 	if (status)
 		goto cleanup;
 	have_policy = true;
 	view->policy_known = true;
-	status = CLI_EXIT_FAILED;
 	if (resolver_open(&args.resolver, -1, &resolver) ||
 	    resolver_policy_ref(resolver, &view->policy)) {
-		cli_error("cannot start the resolver");
+		status = cli_fail(CLI_EXIT_FAILED, "internal", "cannot start the resolver");
 		goto cleanup;
 	}
 	resolver_wait_settled(resolver, &view->policy, RESOLVER_SETTLE_TIMEOUT_MS);
 	registry.resolver = resolver;
-	if (sandbox_allowset_compute(&registry, &view->policy, NULL, 0, &set))
+	if (sandbox_allowset_compute(&registry, &view->policy, NULL, 0, &set)) {
+		status = cli_fail(CLI_EXIT_FAILED, "internal", "cannot compute the allow entries");
 		goto cleanup;
+	}
 	names = sandbox_names_to_json(&registry, view);
 	out = json_pack("{s:b, s:O, s:o}", "ok", 1, "names", names, "entries",
 			resolve_entries_json(&set));

@@ -156,7 +156,7 @@ int cli_sandbox(const struct cli_command *command, int argc, char **argv)
 	bool have_policy = false;
 	struct cli_args args;
 	struct policy policy;
-	int status;
+	int status, result;
 
 	cli_args_init(&args);
 	status = cli_parse(command, argc, argv, &args, cli_sandbox_option, &own);
@@ -175,13 +175,12 @@ int cli_sandbox(const struct cli_command *command, int argc, char **argv)
 	request = cli_sandbox_request(command->name, cgroup, have_policy ? &policy : NULL, &own,
 				      &args.target);
 	if (!request) {
-		cli_error("out of memory");
-		status = CLI_EXIT_FAILED;
+		status = cli_fail(CLI_EXIT_FAILED, "internal", "out of memory");
 		goto cleanup;
 	}
-	if (client_request(client_socket_path(args.socket), request, &reply, err, sizeof(err))) {
-		cli_error("%s", err);
-		status = CLI_EXIT_FAILED;
+	result = client_request(client_socket_path(args.socket), request, &reply, err, sizeof(err));
+	if (result) {
+		status = cli_fail(CLI_EXIT_FAILED, client_error_code(result), "%s", err);
 		goto cleanup;
 	}
 	status = cli_sandbox_report(command->name, reply, cgroup, args.json);

@@ -32,8 +32,13 @@ static int client_connect(const char *path, char *err, size_t err_size)
 	}
 	strcpy(address.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		int saved = errno;
+
+		snprintf(err, err_size, "cannot reach the bfbpf daemon at %s: socket: %s", path,
+			 strerror(saved));
+		return -saved;
+	}
 	if (connect(fd, (struct sockaddr *)&address, sizeof(address))) {
 		int saved = errno;
 
@@ -52,8 +57,10 @@ int client_read_line(int fd, char **line, int timeout_ms, char *err, size_t err_
 	size_t length = 0, capacity = 4096;
 	char *buffer = malloc(capacity);
 
-	if (!buffer)
+	if (!buffer) {
+		snprintf(err, err_size, "out of memory");
 		return -ENOMEM;
+	}
 	for (;;) {
 		struct pollfd poller = {.fd = fd, .events = POLLIN};
 		ssize_t n;
@@ -69,6 +76,7 @@ int client_read_line(int fd, char **line, int timeout_ms, char *err, size_t err_
 
 			if (!grown) {
 				free(buffer);
+				snprintf(err, err_size, "out of memory");
 				return -ENOMEM;
 			}
 			buffer = grown;
@@ -101,6 +109,7 @@ int client_send(const char *socket_path, json_t *request, char *err, size_t err_
 	text = json_dumps(request, JSON_COMPACT);
 	if (!text) {
 		close(fd);
+		snprintf(err, err_size, "out of memory");
 		return -ENOMEM;
 	}
 	length = strlen(text);
@@ -125,6 +134,19 @@ int client_send(const char *socket_path, json_t *request, char *err, size_t err_
 	return fd;
 }
 
+const char *client_error_code(int err)
+{
+	switch (err) {
+	case -ETIMEDOUT:
+		return "timeout";
+	case -EPROTO:
+		return "bad_reply";
+	case -ENOMEM:
+		return "internal";
+	}
+	return "unreachable";
+}
+
 int client_request(const char *socket_path, json_t *request, json_t **reply, char *err,
 		   size_t err_size)
 {
@@ -140,9 +162,11 @@ int client_request(const char *socket_path, json_t *request, json_t **reply, cha
 		goto cleanup;
 	*reply = json_loads(line, JSON_DISABLE_EOF_CHECK, &json_error);
 	if (!*reply || !json_is_object(*reply)) {
+		snprintf(err, err_size, "the daemon sent an invalid reply: %s",
+			 *reply ? "not a JSON object" : json_error.text);
 		json_decref(*reply);
+		*reply = NULL; /* the caller frees what it gets */
 		result = -EPROTO;
-		snprintf(err, err_size, "the daemon sent an invalid reply: %s", json_error.text);
 	}
 cleanup:
 	free(line);

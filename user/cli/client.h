@@ -14,6 +14,11 @@ const char *client_socket_path(const char *given);
 int client_send(const char *socket_path, json_t *request, char *err, size_t err_size);
 /* Read up to a newline (the buffer may hold more than one line). */
 int client_read_line(int fd, char **line, int timeout_ms, char *err, size_t err_size);
+/*
+ * The error code (docs/operations.md) of a failed client_send/client_request:
+ * timeout, bad_reply, internal, else unreachable (no daemon, or it hung up).
+ */
+const char *client_error_code(int err);
 /* Send one request, wait for its reply line. -errno with err filled on failure. */
 int client_request(const char *socket_path, json_t *request, json_t **reply, char *err,
 		   size_t err_size);

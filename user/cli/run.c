@@ -3,8 +3,9 @@
  * bfbpf run: confine one command without a daemon. A transient cgroup gets
  * the programs (links pinned, so that even a SIGKILL of bfbpf leaves the
  * command confined), the lockdown is verified, and only then does the child
- * join the cgroup and exec. When the command ends, whatever it left running
- * in the cgroup is killed before the cgroup is detached and removed.
+ * join the cgroup and exec, as an unprivileged user in namespaces of its own
+ * (run_confine.c). When the command ends, whatever it left running in the
+ * cgroup is killed before the cgroup is detached and removed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,9 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <linux/capability.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -27,11 +25,13 @@
 #include "dns/resolver.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/verify.h"
+#include "run_confine.h"
 
 #define RUN_DEFAULT_BPFFS "/sys/fs/bpf/bfbpf-run"
 
 static volatile sig_atomic_t run_child_pid;
 
+/* To the child, which is the command's init: it passes them on (docs: exits with the command). */
 static void run_forward_signal(int signal_number)
 {
 	if (run_child_pid > 0)
@@ -48,61 +48,6 @@ static int run_install_forwarding(void)
 		if (sigaction(signals[i], &action, NULL))
 			return -errno;
 	return 0;
-}
-
-/*
- * Packet sockets pass no address hook; where the kernel cannot refuse them
- * per cgroup (no BPF LSM), a command without CAP_NET_RAW cannot open them.
- * Dropped from every set, the bounding set included, so no exec regains it.
- */
-static int run_drop_net_raw(void)
-{
-	struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct data[2];
-
-	if (prctl(PR_CAPBSET_DROP, CAP_NET_RAW, 0, 0, 0) && errno != EINVAL)
-		return -errno;
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_LOWER, CAP_NET_RAW, 0, 0);
-	if (syscall(SYS_capget, &header, data))
-		return -errno;
-	data[0].effective &= ~(1u << CAP_NET_RAW);
-	data[0].permitted &= ~(1u << CAP_NET_RAW);
-	data[0].inheritable &= ~(1u << CAP_NET_RAW);
-	if (syscall(SYS_capset, &header, data))
-		return -errno;
-	return 0;
-}
-
-/* In the child: join the confined cgroup, then become the command. */
-static void run_child(const char *cgroup, pid_t parent, char **command, int ready_fd,
-		      bool restrictive)
-{
-	char go;
-	int err;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127); /* bfbpf died before we could be confined */
-	if (read(ready_fd, &go, 1) != 1)
-		_exit(127); /* bfbpf gave up: never run unconfined */
-	close(ready_fd);
-	err = restrictive ? run_drop_net_raw() : 0;
-	if (err) {
-		fprintf(stderr, "bfbpf: dropping CAP_NET_RAW: %s\n", strerror(-err));
-		_exit(126);
-	}
-	err = cgroup_join(cgroup, 0);
-	if (err) {
-		fprintf(stderr, "bfbpf: joining %s: %s\n", cgroup, strerror(-err));
-		_exit(126);
-	}
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
-	execvp(command[0], command);
-	fprintf(stderr, "bfbpf: cannot run %s: %s\n", command[0], strerror(errno));
-	_exit(errno == ENOENT ? 127 : 126);
 }
 
 static int run_wait(pid_t child)
@@ -138,9 +83,15 @@ static int run_remove_pins(const char *pin_dir)
 enum {
 	RUN_OPTION_CGROUP_PARENT = CLI_OPTION_OWN,
 	RUN_OPTION_BPFFS,
+	RUN_OPTION_USER,
+	RUN_OPTION_ALLOW_ROOT,
 };
 
 const struct cli_option cli_run_options[] = {
+	{"user", "USER[:GROUP]", RUN_OPTION_USER, 0,
+	 "run the command as this user (a name or a uid; default: the caller)"},
+	{"allow-root", NULL, RUN_OPTION_ALLOW_ROOT, 0,
+	 "let the command run as uid 0 (without capabilities, but able to write root's files)"},
 	{"cgroup-parent", "DIR", RUN_OPTION_CGROUP_PARENT, 0,
 	 "make the transient cgroup in this cgroup v2 directory (default: the cgroup2 root)"},
 	{"bpffs", "DIR", RUN_OPTION_BPFFS, 0,
@@ -151,11 +102,15 @@ const struct cli_option cli_run_options[] = {
 struct run_args {
 	const char *cgroup_parent;
 	const char *bpffs;
+	struct run_identity identity;
+	bool user_given;
+	bool allow_root;
 };
 
 static int run_option(struct cli_args *args, int id, const char *value, void *ctx)
 {
 	struct run_args *own = ctx;
+	char err[128];
 
 	(void)args;
 	switch (id) {
@@ -165,8 +120,30 @@ static int run_option(struct cli_args *args, int id, const char *value, void *ct
 	case RUN_OPTION_BPFFS:
 		own->bpffs = value;
 		return CLI_EXIT_OK;
+	case RUN_OPTION_USER:
+		if (run_identity_parse(value, &own->identity, err, sizeof(err)))
+			return cli_usage_error("--user %s: %s", value, err);
+		own->user_given = true;
+		return CLI_EXIT_OK;
+	case RUN_OPTION_ALLOW_ROOT:
+		own->allow_root = true;
+		return CLI_EXIT_OK;
 	}
 	return CLI_EXIT_USAGE;
+}
+
+/* The command's user: --user, else the caller; uid 0 only when asked for, and why not. */
+static int run_identity_choose(struct run_args *own)
+{
+	if (!own->user_given && run_identity_self(&own->identity))
+		return cli_fail(CLI_EXIT_FAILED, "internal", "cannot read the caller's groups");
+	if (own->identity.uid == 0 && !own->allow_root)
+		return cli_usage_error(
+			"run: refusing to run the command as uid 0: even without capabilities, uid "
+			"0 "
+			"can write root-owned files that make code run outside the sandbox (cron "
+			"jobs, systemd units); pass --user USER, or --allow-root to accept that");
+	return CLI_EXIT_OK;
 }
 
 /* Attach and verify; only a complete lockdown lets the command start. */
@@ -245,38 +222,42 @@ static int run_prepare(struct run_state *state, const struct run_args *own,
 }
 
 /* Fork the command, which waits on a pipe until the lockdown is verified; its exit status. */
-static int run_command(struct run_state *state, char **command, struct policy *policy)
+static int run_command(struct run_state *state, char **command, struct policy *policy,
+		       const struct run_identity *identity)
 {
+	struct run_confine confine = {.cgroup = state->cgroup, .identity = *identity};
 	int status, ready[2];
-	pid_t child, self;
+	pid_t child;
 
 	if (run_install_forwarding() || pipe2(ready, O_CLOEXEC))
 		return CLI_EXIT_FAILED;
-	self = getpid();
-	child = fork();
+	child = run_confine_fork();
 	if (child < 0) {
-		cli_error("fork: %s", strerror(errno));
+		cli_error("starting the command in a new pid namespace: %s", strerror(-child));
 		close(ready[0]);
 		close(ready[1]);
 		return CLI_EXIT_FAILED;
 	}
 	if (child == 0) {
 		close(ready[1]);
-		run_child(state->cgroup, self, command, ready[0],
-			  policy->mode != POLICY_MODE_PUBLIC);
+		confine.ready_fd = ready[0];
+		run_confine_child(&confine, command);
 	}
 	run_child_pid = child;
 	close(ready[0]);
 	status = run_confine(&state->registry, state->cgroup, policy, &state->sandbox);
 	if (!status && write(ready[1], "g", 1) != 1)
 		status = CLI_EXIT_FAILED;
-	/* After a failure the child sees EOF and exits without running anything. */
-	close(ready[1]);
 	if (status) {
+		/* The child sees EOF and exits without running anything. */
+		close(ready[1]);
 		run_wait(child);
 		return status;
 	}
-	return run_wait(child);
+	/* Held open until the command ends: the child takes a hang-up for our death. */
+	status = run_wait(child);
+	close(ready[1]);
+	return status;
 }
 
 static void run_teardown(struct run_state *state)
@@ -308,6 +289,9 @@ int cli_run(const struct cli_command *command, int argc, char **argv)
 	status = cli_parse(command, argc, argv, &args, run_option, &own);
 	if (status)
 		goto cleanup;
+	status = run_identity_choose(&own);
+	if (status)
+		goto cleanup;
 	/* A local relay carries bytes anywhere: run opens only the loopback a policy names. */
 	status = cli_policy_build_loopback(&args.policy, false, &policy);
 	if (status)
@@ -315,7 +299,7 @@ int cli_run(const struct cli_command *command, int argc, char **argv)
 	have_policy = true;
 	status = run_prepare(&state, &own, &args.resolver, &policy);
 	if (!status)
-		status = run_command(&state, args.operands, &policy);
+		status = run_command(&state, args.operands, &policy, &own.identity);
 cleanup:
 	run_teardown(&state);
 	if (have_policy)
