@@ -115,8 +115,8 @@ nothing_reached_world() {
 	log "nothing reached the world"
 }
 
-# run_sbx ARGS...: `bfbpf run ARGS` in SBX.
-run_sbx() { timeout -k 5 "$CLI_TIMEOUT" nsenter --net="/run/netns/$NS_SBX" "$BFBPF" run "$@"; }
+# run_sbx ARGS...: `bfbpf run ARGS` in SBX, the command as root (run refuses uid 0 without --allow-root).
+run_sbx() { timeout -k 5 "$CLI_TIMEOUT" nsenter --net="/run/netns/$NS_SBX" "$BFBPF" run --allow-root "$@"; }
 
 # bfbpf run opens no loopback unless the policy names it.
 test_loopback_relay_run_default() {
