@@ -287,7 +287,6 @@ int verify_socket_holders(const char *cgroup_path, bool kill, char *names, size_
 	struct verify_holders holders = {0};
 	int err;
 
-	*killed = 0;
 	names[0] = '\0';
 	/*
 	 * A holder may have handed its socket on meanwhile: walk again until none

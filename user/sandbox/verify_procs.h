@@ -46,7 +46,8 @@ void verify_procs_checks(const struct verify_procs_plan *plan, json_t *checks, b
  * The processes of the cgroup tree that hold a socket a restrictive mode
  * refuses (or whose sockets cannot be inspected). With kill, each gets
  * SIGKILL and is waited for, until none is left. Names them in names.
- * Returns how many still hold one (0 after a successful kill), or -errno.
+ * Returns how many still hold one (0 after a successful kill), or -errno;
+ * adds the kills to *killed.
  */
 int verify_socket_holders(const char *cgroup_path, bool kill, char *names, size_t size,
 			  int *killed);
