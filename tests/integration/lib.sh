@@ -298,9 +298,14 @@ update() {
 
 detach() { bf_ok detach --cgroup "$1"; }
 
+# A live vsock transport is accepted (--accept-vsock), but by the case that tests it.
+DAEMON_ACCEPT_VSOCK=${DAEMON_ACCEPT_VSOCK:-1}
+
 daemon_start() {
+	local accept=()
+	[ "$DAEMON_ACCEPT_VSOCK" = 1 ] && accept=(--accept-vsock)
 	# Started directly (not through a function or timeout): $! is the daemon itself.
-	"$BFBPF" daemon --socket "$SOCK" --bpffs "$PINS" --log-level debug >>"$CASEDIR/daemon.log" 2>&1 &
+	"$BFBPF" daemon --socket "$SOCK" --bpffs "$PINS" --log-level debug "${accept[@]}" >>"$CASEDIR/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	defer "daemon_stop $DAEMON_PID"
 }
