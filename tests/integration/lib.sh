@@ -261,10 +261,14 @@ expect() {
 
 # ------------------------------------------------------------------- bfbpf
 
+# A daemon accepts a live vsock transport (--accept-vsock), but in the case that tests it.
+DAEMON_ACCEPT_VSOCK=${DAEMON_ACCEPT_VSOCK:-1}
+
 # bf ARGS...: the CLI, bounded in time; stdout, stderr as they are.
 # `bf daemon ... &` execs the daemon itself, unbounded, so that $! is its pid.
 bf() {
 	if [ "${1:-}" = daemon ]; then
+		[ "$DAEMON_ACCEPT_VSOCK" = 1 ] && set -- "$@" --accept-vsock
 		if [ "$BASHPID" != "$$" ]; then exec "$BFBPF" "$@"; fi
 		"$BFBPF" "$@"
 		return
@@ -297,9 +301,6 @@ update() {
 }
 
 detach() { bf_ok detach --cgroup "$1"; }
-
-# A live vsock transport is accepted (--accept-vsock), but by the case that tests it.
-DAEMON_ACCEPT_VSOCK=${DAEMON_ACCEPT_VSOCK:-1}
 
 daemon_start() {
 	local accept=()

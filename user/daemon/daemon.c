@@ -318,6 +318,7 @@ static void daemon_vsock_warn(struct daemon *daemon)
 {
 	char transport[128];
 
+	daemon->registry.judges_vsock = true;
 	daemon->registry.accept_vsock = daemon->options->accept_vsock;
 	if (!verify_vsock_transport(transport, sizeof(transport)))
 		return;

@@ -187,7 +187,8 @@ static void verify_vsock(struct sandbox_registry *registry, struct sandbox *sand
 	char transport[128], detail[512];
 	bool ok = true;
 
-	if (sandbox->policy_known && sandbox->policy.mode == POLICY_MODE_PUBLIC)
+	if (!registry->judges_vsock ||
+	    (sandbox->policy_known && sandbox->policy.mode == POLICY_MODE_PUBLIC))
 		return;
 	if (loader_hook_available(registry->loader, LOADER_HOOK_SOCKET_LSM)) {
 		snprintf(detail, sizeof(detail),
