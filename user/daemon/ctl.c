@@ -397,9 +397,10 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 			return reply;
 		if (sandbox_update(registry, sandbox, &request->policy, &error))
 			return ctl_reply_error(error.code, error.message);
-		/* One opened between the walk and the flip, under the old policy, goes too. */
-		if (request->kill_holders &&
-		    (reply = ctl_holders_settle(sandbox, &sandbox->policy, true, true, &killed)))
+		/* One opened between the walk and the flip: killed, or named. */
+		reply = ctl_holders_settle(sandbox, &sandbox->policy, request->kill_holders, true,
+					   &killed);
+		if (reply)
 			return reply;
 		break;
 	}
