@@ -245,27 +245,27 @@ static int verify_proc_holder(pid_t pid, bool kill, struct verify_finding *findi
 	char what[160];
 	int pidfd, found;
 
+	if (verify_proc_read(pid, &proc))
+		return 0; /* exited, or a zombie: no descriptors left */
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0)
-		return 0; /* exited */
-	if (verify_proc_read(pid, &proc)) {
-		close(pidfd);
-		return 0;
-	}
-	found = verify_proc_sockets(pid, pidfd, what, sizeof(what), inspected);
+		found = errno == ESRCH ? 0 : -errno; /* ESRCH: exited meanwhile */
+	else
+		found = verify_proc_sockets(pid, pidfd, what, sizeof(what), inspected);
 	if (found < 0) /* fail closed: what cannot be seen may be a packet socket */
 		snprintf(what, sizeof(what), "has sockets that cannot be inspected (%s)",
 			 strerror(-found));
-	if (found) {
+	if (found)
 		verify_finding_add(finding, &proc, what);
-		if (kill && !syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0)) {
-			struct pollfd exited = {.fd = pidfd, .events = POLLIN};
+	if (found && kill && pidfd >= 0 &&
+	    !syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0)) {
+		struct pollfd exited = {.fd = pidfd, .events = POLLIN};
 
-			/* Readable once it has exited: its descriptors are closed by then. */
-			poll(&exited, 1, VERIFY_KILL_WAIT_MS);
-		}
+		/* Readable once it has exited: its descriptors are closed by then. */
+		poll(&exited, 1, VERIFY_KILL_WAIT_MS);
 	}
-	close(pidfd);
+	if (pidfd >= 0)
+		close(pidfd);
 	return 0;
 }
 
