@@ -261,10 +261,14 @@ expect() {
 
 # ------------------------------------------------------------------- bfbpf
 
+# A daemon accepts a live vsock transport (--accept-vsock), but in the case that tests it.
+DAEMON_ACCEPT_VSOCK=${DAEMON_ACCEPT_VSOCK:-1}
+
 # bf ARGS...: the CLI, bounded in time; stdout, stderr as they are.
 # `bf daemon ... &` execs the daemon itself, unbounded, so that $! is its pid.
 bf() {
 	if [ "${1:-}" = daemon ]; then
+		[ "$DAEMON_ACCEPT_VSOCK" = 1 ] && set -- "$@" --accept-vsock
 		if [ "$BASHPID" != "$$" ]; then exec "$BFBPF" "$@"; fi
 		"$BFBPF" "$@"
 		return
@@ -299,8 +303,10 @@ update() {
 detach() { bf_ok detach --cgroup "$1"; }
 
 daemon_start() {
+	local accept=()
+	[ "$DAEMON_ACCEPT_VSOCK" = 1 ] && accept=(--accept-vsock)
 	# Started directly (not through a function or timeout): $! is the daemon itself.
-	"$BFBPF" daemon --socket "$SOCK" --bpffs "$PINS" --log-level debug >>"$CASEDIR/daemon.log" 2>&1 &
+	"$BFBPF" daemon --socket "$SOCK" --bpffs "$PINS" --log-level debug "${accept[@]}" >>"$CASEDIR/daemon.log" 2>&1 &
 	DAEMON_PID=$!
 	defer "daemon_stop $DAEMON_PID"
 }

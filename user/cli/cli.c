@@ -20,7 +20,7 @@ static const struct cli_command cli_commands[] = {
 	 CLI_SANDBOX_GROUPS | CLI_GROUP_TARGET_REQUIRED | CLI_GROUP_POLICY, cli_attach_options},
 	{"update", cli_sandbox,
 	 "Replace the policy of an attached sandbox: an atomic relock that cuts open flows.",
-	 CLI_SANDBOX_GROUPS | CLI_GROUP_TARGET_REQUIRED | CLI_GROUP_POLICY, NULL},
+	 CLI_SANDBOX_GROUPS | CLI_GROUP_TARGET_REQUIRED | CLI_GROUP_POLICY, cli_update_options},
 	{"detach", cli_sandbox, "Lift the confinement of a cgroup.",
 	 CLI_SANDBOX_GROUPS | CLI_GROUP_TARGET_REQUIRED, NULL},
 	{"status", cli_sandbox, "List the attached sandboxes, or one.", CLI_SANDBOX_GROUPS, NULL},

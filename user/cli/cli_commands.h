@@ -16,6 +16,7 @@ extern const struct cli_option cli_daemon_options[];
 /* cli_sandbox.c: attach, update, detach, status and verify, one request each to the daemon. */
 int cli_sandbox(const struct cli_command *command, int argc, char **argv);
 extern const struct cli_option cli_attach_options[];
+extern const struct cli_option cli_update_options[];
 extern const struct cli_option cli_verify_options[];
 
 /* run.c */

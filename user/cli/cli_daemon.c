@@ -22,6 +22,7 @@ enum {
 	CLI_DAEMON_NO_EVENTS,
 	CLI_DAEMON_METRICS_LISTEN,
 	CLI_DAEMON_DNS_RATE,
+	CLI_DAEMON_ACCEPT_VSOCK,
 };
 
 /* A name's TTL bounds and grace: at most a day. */
@@ -47,6 +48,8 @@ const struct cli_option cli_daemon_options[] = {
 	 "answer GET /metrics (Prometheus text) there"},
 	{"dns-rate", "QPS", CLI_DAEMON_DNS_RATE, 0,
 	 "DNS queries per second per sandbox, bursts of twice that (default 200)"},
+	{"accept-vsock", NULL, CLI_DAEMON_ACCEPT_VSOCK, 0,
+	 "verify passes a live vsock transport that nothing refuses (no BPF LSM), with a warning"},
 	{"log-level", "LEVEL", CLI_DAEMON_LOG_LEVEL, 0,
 	 "error, warn, info or debug: what goes to stderr (default info)"},
 	{0},
@@ -108,6 +111,9 @@ static int cli_daemon_option(struct cli_args *args, int id, const char *value, v
 		return CLI_EXIT_OK;
 	case CLI_DAEMON_METRICS_LISTEN:
 		daemon->metrics_listen = value;
+		return CLI_EXIT_OK;
+	case CLI_DAEMON_ACCEPT_VSOCK:
+		daemon->accept_vsock = true;
 		return CLI_EXIT_OK;
 	case CLI_DAEMON_DNS_RATE:
 		status = cli_number_option("--dns-rate", value, 1, 10000000, "queries per second",

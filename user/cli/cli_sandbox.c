@@ -11,12 +11,27 @@
 enum {
 	CLI_SANDBOX_NETNS = CLI_OPTION_OWN,
 	CLI_SANDBOX_MAX_AGE,
+	CLI_SANDBOX_KILL_HOLDERS,
 };
+
+#define CLI_SANDBOX_KILL_HOLDERS_OPTION                                                            \
+	{                                                                                          \
+		"kill-holders", NULL, CLI_SANDBOX_KILL_HOLDERS, 0,                                 \
+			"kill the sandbox's processes that hold a socket the mode refuses "        \
+			"(packet, XDP, "                                                           \
+			"vsock, raw)"                                                              \
+	}
 
 const struct cli_option cli_attach_options[] = {
 	{"netns", "PATH", CLI_SANDBOX_NETNS, 0,
 	 "the sandbox's network namespace (/proc/PID/ns/net, /run/netns/NAME); "
 	 "with --pid, that process's"},
+	CLI_SANDBOX_KILL_HOLDERS_OPTION,
+	{0},
+};
+
+const struct cli_option cli_update_options[] = {
+	CLI_SANDBOX_KILL_HOLDERS_OPTION,
 	{0},
 };
 
@@ -29,6 +44,7 @@ const struct cli_option cli_verify_options[] = {
 struct cli_sandbox_args {
 	const char *netns;
 	long long max_age; /* -1 unless given */
+	bool kill_holders;
 };
 
 static int cli_sandbox_option(struct cli_args *args, int id, const char *value, void *ctx)
@@ -40,6 +56,9 @@ static int cli_sandbox_option(struct cli_args *args, int id, const char *value, 
 	switch (id) {
 	case CLI_SANDBOX_MAX_AGE:
 		return cli_number_option("--max-age", value, 0, INT_MAX, "seconds", &own->max_age);
+	case CLI_SANDBOX_KILL_HOLDERS:
+		own->kill_holders = true;
+		return CLI_EXIT_OK;
 	case CLI_SANDBOX_NETNS:
 		if (stat(value, &st))
 			return cli_usage_error("--netns %s: not a network namespace file", value);
@@ -71,6 +90,8 @@ static json_t *cli_sandbox_request(const char *op, const char *cgroup, const str
 	}
 	if (own->max_age >= 0)
 		json_object_set_new(request, "max_age", json_integer(own->max_age));
+	if (own->kill_holders)
+		json_object_set_new(request, "kill_holders", json_true());
 	return request;
 }
 

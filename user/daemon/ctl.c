@@ -12,6 +12,7 @@
 #include "metrics.h"
 #include "dns/resolver.h"
 #include "sandbox/verify.h"
+#include "sandbox/verify_procs.h"
 
 static const char *const ctl_op_names[] = {
 	[CTL_OP_ATTACH] = "attach",   [CTL_OP_UPDATE] = "update", [CTL_OP_DETACH] = "detach",
@@ -63,6 +64,11 @@ static int ctl_request_fields(struct ctl_request *request, struct sandbox_error 
 				return ctl_fail(error, "bad_request",
 						"\"follow\" must be a boolean");
 			request->follow = json_is_true(value);
+		} else if (!strcmp(key, "kill_holders") && wants_policy) {
+			if (!json_is_boolean(value))
+				return ctl_fail(error, "bad_request",
+						"\"kill_holders\" must be a boolean");
+			request->kill_holders = json_is_true(value);
 		} else if (!strcmp(key, "policy") && wants_policy) {
 			if (!json_is_object(value))
 				return ctl_fail(error, "bad_request",
@@ -310,12 +316,50 @@ static json_t *ctl_metrics(struct sandbox_registry *registry)
 	return reply;
 }
 
+/*
+ * A socket that no address hook judges (packet, XDP, vsock; raw or ping
+ * opened before) outlives a relock: in a restrictive mode, its holders are
+ * killed when the request asks (kill_holders), else the request fails naming
+ * them (before the flip: the previous policy stays). *killed adds the kills;
+ * NULL: go on.
+ */
+static json_t *ctl_holders_settle(struct sandbox *sandbox, const struct policy *policy, bool kill,
+				  bool applied, int *killed)
+{
+	const char *state =
+		applied ? "the policy is applied" : "the previous policy stays in force";
+	char names[512], message[1024];
+	int left, now = 0;
+
+	if (policy->mode == POLICY_MODE_PUBLIC)
+		return NULL;
+	left = verify_socket_holders(sandbox->path, kill, names, sizeof(names), &now);
+	*killed += now;
+	if (now)
+		log_warn("%s: killed %d processes holding sockets that %s refuses: %s",
+			 sandbox->path, now, policy_mode_name(policy->mode), names);
+	if (left < 0) {
+		snprintf(message, sizeof(message),
+			 "cannot inspect the sockets of %s's processes: %s; %s", sandbox->path,
+			 strerror(-left), state);
+		return ctl_reply_error("kernel", message);
+	}
+	if (!left)
+		return NULL;
+	snprintf(message, sizeof(message),
+		 "%s: %s; these sockets pass no address hook and outlive a relock to %s; %s; end "
+		 "them, or ask for kill_holders (--kill-holders)",
+		 sandbox->path, names, policy_mode_name(policy->mode), state);
+	return ctl_reply_error("sockets_held", message);
+}
+
 static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request *request,
 			   struct ctl_pending *pending)
 {
 	struct sandbox_error error = {.code = "internal"};
 	struct sandbox *sandbox = NULL;
 	json_t *reply = NULL;
+	int killed = 0;
 
 	switch (request->op) {
 	case CTL_OP_STATUS:
@@ -328,6 +372,10 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 		if (sandbox_attach(registry, request->cgroup, request->netns, &request->policy,
 				   &sandbox, &error))
 			return ctl_reply_error(error.code, error.message);
+		/* Attached first (a refusal would leave it open); what was opened before goes. */
+		if (request->kill_holders &&
+		    (reply = ctl_holders_settle(sandbox, &sandbox->policy, true, true, &killed)))
+			return reply;
 		break;
 	default:
 		sandbox = ctl_sandbox_of(registry, request->cgroup, &reply);
@@ -343,12 +391,23 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 				return ctl_reply_error(error.code, error.message);
 			return ctl_reply_ok(json_pack("{s:s}", "cgroup", path));
 		}
+		reply = ctl_holders_settle(sandbox, &request->policy, request->kill_holders, false,
+					   &killed);
+		if (reply)
+			return reply;
 		if (sandbox_update(registry, sandbox, &request->policy, &error))
 			return ctl_reply_error(error.code, error.message);
+		/* One opened between the walk and the flip: killed, or named. */
+		reply = ctl_holders_settle(sandbox, &sandbox->policy, request->kill_holders, true,
+					   &killed);
+		if (reply)
+			return reply;
 		break;
 	}
 	reply = ctl_reply_ok(json_pack("{s:s, s:I}", "cgroup", sandbox->path, "cgroup_id",
 				       (json_int_t)sandbox->cgroup_id));
+	if (reply && request->kill_holders)
+		json_object_set_new(reply, "killed_holders", json_integer(killed));
 	if (!sandbox_names_settled(registry, sandbox)) {
 		pending->active = true;
 		pending->cgroup_id = sandbox->cgroup_id;

@@ -36,6 +36,7 @@ struct ctl_request {
 	json_int_t max_age;   /* verify: a cached result this fresh will do; -1: none */
 	double since;	      /* log: events at most this many seconds old; -1: all */
 	bool follow;	      /* log: keep streaming events after the reply */
+	bool kill_holders;    /* attach, update: kill what holds a socket the mode refuses */
 	struct policy policy; /* attach and update */
 	bool has_policy;
 	json_t *root; /* owns the strings above */

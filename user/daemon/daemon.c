@@ -313,6 +313,27 @@ static int daemon_setup_resolver(struct daemon *daemon)
 	return 0;
 }
 
+/* Nothing refuses AF_VSOCK without BPF LSM: a live transport is said at start. */
+static void daemon_vsock_warn(struct daemon *daemon)
+{
+	char transport[128];
+
+	daemon->registry.judges_vsock = true;
+	daemon->registry.accept_vsock = daemon->options->accept_vsock;
+	if (!verify_vsock_transport(transport, sizeof(transport)))
+		return;
+	if (loader_hook_available(daemon->registry.loader, LOADER_HOOK_SOCKET_LSM))
+		log_info("vsock transport live (%s): BPF LSM refuses AF_VSOCK to sandboxes",
+			 transport);
+	else
+		log_warn("vsock transport live (%s) and no BPF LSM: nothing refuses AF_VSOCK to "
+			 "sandboxes; verify fails its vsock check%s",
+			 transport,
+			 daemon->options->accept_vsock
+				 ? " but for --accept-vsock (accepted)"
+				 : " unless the daemon runs with --accept-vsock");
+}
+
 /* One daemon per pin directory: a second one would hand out the same generations. */
 static int daemon_lock(const char *bpffs_dir)
 {
@@ -441,6 +462,7 @@ int daemon_run(const struct daemon_options *options)
 			goto cleanup;
 		}
 	}
+	daemon_vsock_warn(&daemon);
 	log_info("serving %s (pins in %s, %zu sandboxes adopted)", options->socket_path,
 		 options->bpffs_dir, daemon.registry.count);
 	err = daemon_loop(&daemon);

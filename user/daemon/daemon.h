@@ -22,6 +22,7 @@ struct daemon_options {
 	bool events;		    /* denials produce events (default true) */
 	const char *metrics_listen; /* ADDR:PORT for Prometheus scrapes, or NULL */
 	unsigned int dns_rate;	    /* DNS queries per second per sandbox */
+	bool accept_vsock;	    /* verify passes a live vsock transport (with a warning) */
 };
 
 /* Runs until SIGINT or SIGTERM; sandboxes stay enforced after it returns. */

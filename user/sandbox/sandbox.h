@@ -69,7 +69,13 @@ struct sandbox_registry {
 	struct responder_context *dns; /* NULL: sandboxes get no DNS responder */
 	struct events *events;	       /* NULL: no event consumer */
 	bool events_enabled;	       /* denials produce ring buffer events */
-	const char *state_dir;	       /* NULL: no state files (bfbpf run) */
+	/*
+	 * The daemon's: verify judges AF_VSOCK (bfbpf run leaves it off: its
+	 * command's seccomp filter refuses the family where BPF LSM is missing).
+	 */
+	bool judges_vsock;
+	bool accept_vsock;     /* --accept-vsock: the operator accepts a live vsock transport */
+	const char *state_dir; /* NULL: no state files (bfbpf run) */
 	size_t count;
 	struct sandbox **items;
 	/* Entries of generations no sandbox uses any more, deleted after the reply. */

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include "lib/log.h"
 #include "probe.h"
 #include "verify.h"
+#include "verify_procs.h"
 
 #define VERIFY_MAX_PROGS 64
 
@@ -157,94 +157,59 @@ static void verify_entries(struct sandbox_registry *registry,
 	allowset_free(&extra);
 }
 
-#define VERIFY_CAP_NET_RAW 13
-/* How deep below a sandbox the search for CAP_NET_RAW holders goes. */
-#define VERIFY_MAX_CGROUP_DEPTH 32
-
-/* The first process of the cgroup tree whose bounding set still has CAP_NET_RAW. */
-static int verify_find_net_raw(const char *cgroup, int depth, int *pid_out)
+/*
+ * What the processes of a restrictive sandbox hold and could do (sockets
+ * opened before the relock, capabilities over their network, a way out of
+ * the cgroup): checked on every kernel, BPF LSM or not.
+ */
+static void verify_processes(struct sandbox_registry *registry, struct sandbox *sandbox,
+			     json_t *checks, bool *complete)
 {
-	char path[PATH_MAX];
-	struct dirent *entry;
-	FILE *procs;
-	DIR *dir;
-	int pid;
+	struct verify_procs_plan plan = {
+		.cgroup_path = sandbox->path,
+		.netns_fd = sandbox->netns_fd,
+		.lsm_available = loader_hook_available(registry->loader, LOADER_HOOK_SOCKET_LSM),
+	};
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
-	procs = fopen(path, "re");
-	if (!procs)
-		return -errno;
-	while (fscanf(procs, "%d", &pid) == 1) {
-		unsigned long long bounding = 0;
-		char status[64], line[256];
-		FILE *file;
-
-		snprintf(status, sizeof(status), "/proc/%d/status", pid);
-		file = fopen(status, "re");
-		if (!file)
-			continue; /* exited meanwhile */
-		while (fgets(line, sizeof(line), file))
-			if (sscanf(line, "CapBnd: %llx", &bounding) == 1)
-				break;
-		fclose(file);
-		if (bounding & (1ULL << VERIFY_CAP_NET_RAW)) {
-			*pid_out = pid;
-			fclose(procs);
-			return 1;
-		}
-	}
-	fclose(procs);
-	if (depth >= VERIFY_MAX_CGROUP_DEPTH)
-		return 0;
-	dir = opendir(cgroup);
-	if (!dir)
-		return 0;
-	while ((entry = readdir(dir))) {
-		int found;
-
-		if (entry->d_type != DT_DIR || entry->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", cgroup, entry->d_name);
-		found = verify_find_net_raw(path, depth + 1, pid_out);
-		if (found > 0) {
-			closedir(dir);
-			return found;
-		}
-	}
-	closedir(dir);
-	return 0;
+	if (sandbox->policy_known && sandbox->policy.mode == POLICY_MODE_PUBLIC)
+		return; /* public holds anything: nothing is restricted */
+	verify_procs_checks(&plan, checks, complete);
 }
 
 /*
- * Packet sockets pass no address hook. Where the kernel runs lsm_cgroup
- * programs, ours refuses them; elsewhere only the absence of CAP_NET_RAW
- * in every process of the sandbox does, so that is what is checked.
+ * AF_VSOCK passes no address hook. Where BPF LSM runs, our lsm_cgroup program
+ * refuses it (attached:socket_lsm); elsewhere a live transport is a path out
+ * that only the operator can accept (--accept-vsock).
  */
-static void verify_packet_sockets(struct sandbox_registry *registry, struct sandbox *sandbox,
-				  json_t *checks, bool *complete)
+static void verify_vsock(struct sandbox_registry *registry, struct sandbox *sandbox, json_t *checks,
+			 bool *complete)
 {
-	char detail[256];
-	int pid = 0, found;
+	char transport[128], detail[512];
+	bool ok = true;
 
-	if (loader_hook_available(registry->loader, LOADER_HOOK_SOCKET_LSM))
-		return; /* attached:socket_lsm covers it */
-	if (sandbox->policy_known && sandbox->policy.mode == POLICY_MODE_PUBLIC)
+	if (!registry->judges_vsock ||
+	    (sandbox->policy_known && sandbox->policy.mode == POLICY_MODE_PUBLIC))
 		return;
-	found = verify_find_net_raw(sandbox->path, 0, &pid);
-	if (found > 0)
-		snprintf(
-			detail, sizeof(detail),
-			"process %d holds CAP_NET_RAW and this kernel cannot refuse packet sockets "
-			"per cgroup (no BPF LSM); drop CAP_NET_RAW from the sandbox",
-			pid);
-	else if (found < 0)
-		snprintf(detail, sizeof(detail), "cannot list the processes of the cgroup: %s",
-			 strerror(-found));
-	else
+	if (loader_hook_available(registry->loader, LOADER_HOOK_SOCKET_LSM)) {
 		snprintf(detail, sizeof(detail),
-			 "no process of the sandbox holds CAP_NET_RAW (this kernel has no BPF LSM "
-			 "to refuse packet sockets per cgroup)");
-	verify_check_add(checks, complete, "packet_sockets", found == 0, detail);
+			 "BPF LSM refuses AF_VSOCK to the sandbox (lsm_cgroup/socket_create)");
+	} else if (!verify_vsock_transport(transport, sizeof(transport))) {
+		snprintf(detail, sizeof(detail), "no vsock transport on this host");
+	} else if (registry->accept_vsock) {
+		snprintf(detail, sizeof(detail),
+			 "WARNING: a vsock transport is live (%s) and nothing refuses AF_VSOCK to "
+			 "the sandbox (no BPF LSM); accepted by the operator (--accept-vsock)",
+			 transport);
+	} else {
+		ok = false;
+		snprintf(detail, sizeof(detail),
+			 "a vsock transport is live (%s) and nothing refuses AF_VSOCK to the "
+			 "sandbox (no BPF LSM): a path to the hypervisor or the host; refuse it "
+			 "with seccomp (bfbpf run does) and start the daemon with --accept-vsock, "
+			 "or remove the transport",
+			 transport);
+	}
+	verify_check_add(checks, complete, "vsock", ok, detail);
 }
 
 static void verify_probes(struct sandbox_registry *registry, struct sandbox *sandbox,
@@ -285,7 +250,7 @@ json_t *verify_sandbox(struct sandbox_registry *registry, struct sandbox *sandbo
 			verify_hook(registry, sandbox, cgroup_fd, hook, checks, &complete);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
-	verify_packet_sockets(registry, sandbox, checks, &complete);
+	verify_processes(registry, sandbox, checks, &complete);
 	verify_policy(registry, sandbox, checks, &complete);
 	/* A public sandbox enforces its policy, but it is not locked down (the periodic
 	 * checks, which look for breakage, leave this out: public is no breakage). */
@@ -301,6 +266,9 @@ json_t *verify_sandbox(struct sandbox_registry *registry, struct sandbox *sandbo
 	else
 		verify_entries(registry, snapshot ? snapshot : &own, sandbox, checks, &complete);
 	loader_snapshot_free(&own);
+	/* A property of the host, told at start, not a breakage to log on every tick. */
+	if (with_probes)
+		verify_vsock(registry, sandbox, checks, &complete);
 	if (with_probes)
 		verify_probes(registry, sandbox, checks, &complete);
 	return json_pack("{s:b, s:o}", "lockdown_complete", complete, "checks", checks);

@@ -17,6 +17,8 @@
  */
 json_t *verify_sandbox(struct sandbox_registry *registry, struct sandbox *sandbox, bool with_probes,
 		       const struct loader_snapshot *snapshot);
+/* A live vsock transport on this host (described in out): true. */
+bool verify_vsock_transport(char *out, size_t size);
 /* The attachment and map checks of every sandbox (no probes), for the timer. */
 int verify_registry_periodic(struct sandbox_registry *registry);
 

@@ -63,6 +63,13 @@ static void test_valid_requests(void **state)
 	       "\"policy\":{\"network_mode\":\"no-network\"}}";
 	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
 	assert_string_equal(request.netns, "/proc/1/ns/net");
+	assert_false(request.kill_holders);
+	ctl_request_free(&request);
+
+	line = "{\"op\":\"update\",\"cgroup\":\"sb\",\"kill_holders\":true,"
+	       "\"policy\":{\"network_mode\":\"no-network\"}}";
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_true(request.kill_holders);
 	ctl_request_free(&request);
 }
 
@@ -102,6 +109,10 @@ static void test_bad_shapes(void **state)
 		       "bad_request", "netns");
 	expect_refused("{\"op\":\"attach\",\"cgroup\":\"x\",\"netns\":3,\"policy\":{}}",
 		       "bad_request", "netns");
+	expect_refused("{\"op\":\"update\",\"cgroup\":\"x\",\"kill_holders\":1,\"policy\":{}}",
+		       "bad_request", "kill_holders");
+	expect_refused("{\"op\":\"verify\",\"cgroup\":\"x\",\"kill_holders\":true}", "bad_request",
+		       "kill_holders");
 }
 
 static void test_invalid_policy(void **state)
