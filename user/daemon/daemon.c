@@ -392,7 +392,7 @@ int daemon_run(const struct daemon_options *options)
 	int lock_fd = -1, err;
 
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
-		daemon.clients[i].fd = -1;
+		daemon_client_reset(&daemon.clients[i]);
 	/*
 	 * A fixed threshold: the buffers of a large request (its JSON, entries,
 	 * keys) are mapped and go back whole when freed. glibc's default raises
