@@ -145,8 +145,9 @@ test_readopt_without_state() {
 	dns_set "$SRV4 www.test" "$SRV4B other.test"
 	attach "$CG" --mode allowlist --allow www.test --netns "$(ns_sbx_path)"
 	[ "$(dig_short "$CG" www.test)" = "$SRV4" ] || fail "DNS before the restart"
-	log "a process of the sandbox keeps running (the agent)"
-	sbx "$CG" sleep 300 &
+	log "a process of the sandbox keeps running (the agent: uid 65534, no capabilities)"
+	sbx "$CG" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		--bounding-set=-all -- sleep 300 &
 	local agent=$! id
 	defer "kill -KILL $agent"
 	id=$(cg_id "$CG")

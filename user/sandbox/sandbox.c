@@ -394,6 +394,7 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	 * and the re-attached links start it afresh, closed, for the write below.
 	 */
 	sandbox_links_mend(registry, sandbox);
+	sandbox_recover_responder(registry, sandbox); /* its port goes into the value below */
 	err = sandbox_allowset_compute(registry, policy, sandbox->learned, sandbox->learned_count,
 				       &next);
 	computed = log_clock_ms();

@@ -16,6 +16,15 @@ int sandbox_dns_start(struct sandbox_registry *registry, struct sandbox *sandbox
 /* Takes over the entries (the set is emptied); deletes them now if it cannot keep them. */
 void sandbox_garbage_add(struct sandbox_registry *registry, uint32_t generation,
 			 struct allowset *entries);
+/* The path of the sandbox's cgroup id, searched under the cgroup2 mount (bounded). */
+int sandbox_recover_path(struct sandbox *sandbox);
+/*
+ * Its network namespace, from a process of its cgroup (or a descendant):
+ * -ESRCH if it has none. Clears netns_unknown when it finds one.
+ */
+int sandbox_recover_netns(struct sandbox *sandbox);
+/* Before an update: a responder lost at the adoption comes back, in the netns found now. */
+void sandbox_recover_responder(struct sandbox_registry *registry, struct sandbox *sandbox);
 void sandbox_state_remove(const struct sandbox_registry *registry, uint64_t cgroup_id);
 
 #endif /* BFBPF_SANDBOX_INTERNAL_H */
