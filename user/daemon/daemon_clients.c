@@ -151,41 +151,75 @@ static bool daemon_cgroup_lists(int dir_fd, pid_t pid)
 }
 
 /*
+ * The peer's cgroup v2 directory: its "0::" line of /proc/PID/cgroup, which
+ * is relative to the reader's (the daemon's) cgroup namespace, under the
+ * daemon's cgroup2 mount. -EXDEV if it lies outside that namespace ("/..").
+ */
+static int daemon_peer_cgroup(const struct daemon *daemon, pid_t pid, char *out, size_t size)
+{
+	char file[64], *line = NULL, *dots;
+	size_t capacity = 0;
+	FILE *cgroups;
+	int err = -ENOENT;
+
+	snprintf(file, sizeof(file), "/proc/%d/cgroup", (int)pid);
+	cgroups = fopen(file, "re");
+	if (!cgroups)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (getline(&line, &capacity, cgroups) > 0) {
+		const char *relative = line + 3;
+
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		dots = strstr(relative, "/..");
+		if (dots && (dots[3] == '/' || dots[3] == '\0'))
+			err = -EXDEV;
+		else if ((size_t)snprintf(out, size, "%s%s", daemon->cgroup_mount,
+					  strcmp(relative, "/") ? relative : "") >= size)
+			err = -ENAMETOOLONG;
+		else
+			err = 0;
+		break;
+	}
+	free(line);
+	fclose(cgroups);
+	return err;
+}
+
+/*
  * Which sandbox the peer's cgroup lies in, the cgroup itself or an ancestor:
  * 1 (named in which), 0 (none), or a negative errno when it cannot be told,
  * which refuses the peer (fail closed).
  *
- * Its cgroup comes from /proc/PID/cgroup, which shows the path relative to
- * the *reader's* cgroup namespace (the daemon's), so a peer that made its own
- * cgroup namespace cannot shorten it. A peer outside the daemon's namespace
- * ("/.." in its path) cannot be placed: refused. The directory the path names
- * must list the peer in its cgroup.procs: that proves the path is the peer's
- * cgroup as this daemon sees it (a peer that moved meanwhile is refused).
- * cgroup v2 cannot rename a cgroup, and a populated cgroup and its ancestors
- * cannot be removed, so walking up with ".." from that directory visits the
- * peer's ancestors; each is compared by id (its inode) with the registry.
- * This costs one small file, the cgroup.procs of one cgroup and a stat per
- * level, whatever the number of sandboxes; scanning every sandbox's
- * cgroup.procs (and its descendants') would cost that per sandbox.
+ * The path is read as the daemon's cgroup namespace sees it, so a peer that
+ * made its own cgroup namespace cannot shorten it. The directory it names
+ * must list the peer in its cgroup.procs: that proves it is the peer's cgroup
+ * (a peer that moved meanwhile is refused). cgroup v2 cannot rename a cgroup,
+ * and a populated cgroup and its ancestors cannot be removed, so walking up
+ * with ".." from that directory visits the peer's ancestors; each is compared
+ * by id (its inode) with the registry. This costs two small files, the
+ * cgroup.procs of one cgroup and a stat per level, whatever the number of
+ * sandboxes; reading every sandbox's cgroup.procs (and its descendants')
+ * would cost that per sandbox.
  */
 static int daemon_peer_sandbox(struct daemon *daemon, const struct daemon_peer *peer, char *which,
 			       size_t size)
 {
-	char path[PATH_MAX], *dots;
+	char path[PATH_MAX];
 	struct stat root, level;
 	int fd, parent, err;
 
+	if (!daemon->registry.count)
+		return 0; /* no sandbox to be in */
 	if (!daemon->cgroup_mount[0] &&
 	    cgroup_mount_find(daemon->cgroup_mount, sizeof(daemon->cgroup_mount)))
 		daemon->cgroup_mount[0] = '\0';
 	if (!daemon->cgroup_mount[0] || stat(daemon->cgroup_mount, &root))
 		return -ENOENT;
-	err = cgroup_of_pid(peer->pid, path, sizeof(path));
+	err = daemon_peer_cgroup(daemon, peer->pid, path, sizeof(path));
 	if (err)
 		return err;
-	dots = strstr(path, "/..");
-	if (dots && (dots[3] == '/' || dots[3] == '\0'))
-		return -EXDEV;
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -195,9 +229,10 @@ static int daemon_peer_sandbox(struct daemon *daemon, const struct daemon_peer *
 	for (int depth = 0; depth < DAEMON_PEER_MAX_DEPTH; depth++) {
 		struct sandbox *sandbox;
 
-		err = -errno;
-		if (fstat(fd, &level))
+		if (fstat(fd, &level)) {
+			err = -errno;
 			goto cleanup;
+		}
 		sandbox = sandbox_find(&daemon->registry, (uint64_t)level.st_ino);
 		if (sandbox) {
 			snprintf(which, size, "%s", sandbox->path[0] ? sandbox->path : path);
@@ -208,9 +243,10 @@ static int daemon_peer_sandbox(struct daemon *daemon, const struct daemon_peer *
 		if (level.st_dev == root.st_dev && level.st_ino == root.st_ino)
 			goto cleanup;
 		parent = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		err = -errno;
-		if (parent < 0)
+		if (parent < 0) {
+			err = -errno;
 			goto cleanup;
+		}
 		close(fd);
 		fd = parent;
 	}

@@ -76,7 +76,9 @@ int sandbox_recover_path(struct sandbox *sandbox)
 	err = cgroup_mount_find(path, sizeof(path));
 	if (err)
 		return err;
-	err = sandbox_path_search(path, sizeof(path), sandbox->cgroup_id, 0, &budget);
+	err = cgroup_id_of_path(path, &found);
+	if (!err && found != sandbox->cgroup_id)
+		err = sandbox_path_search(path, sizeof(path), sandbox->cgroup_id, 0, &budget);
 	/* The id as the kernel reports it for that path now (it was a readdir's). */
 	if (!err && (cgroup_id_of_path(path, &found) || found != sandbox->cgroup_id))
 		err = -ENOENT;
