@@ -188,14 +188,14 @@ test_detach_removed_cgroup() {
 	cg_make "$gone"
 	attach "$gone" --mode no-network
 	rmdir "$gone" || fail "cannot remove $gone"
-	log "detach of the removed cgroup: no_cgroup, from the CLI (--json) and the daemon"
-	expect_status 1 bfs detach --cgroup "$gone" --json
-	json_check "$CASEDIR/last.out" "d['ok'] is False and d['error']['code'] == 'no_cgroup'" ||
-		fail "detach --json of a removed cgroup"
+	log "detach of the removed cgroup: no_cgroup, from the daemon and from the CLI (--json)"
 	local out
 	out=$(ctl_send "{\"op\":\"detach\",\"cgroup\":\"$gone\"}")
 	echo "$out"
 	echo "$out" >"$CASEDIR/last.out"
 	json_check "$CASEDIR/last.out" "d['ok'] is False and d['error']['code'] == 'no_cgroup'" ||
 		fail "the daemon's reply to a detach of a removed cgroup"
+	expect_status 1 bfs detach --cgroup "$gone" --json
+	json_check "$CASEDIR/last.out" "d['ok'] is False and d['error']['code'] == 'no_cgroup'" ||
+		fail "detach --json of a removed cgroup"
 }
