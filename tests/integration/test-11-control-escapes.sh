@@ -32,10 +32,16 @@ s = socket.socket(socket.AF_UNIX)
 s.settimeout(30)
 s.connect(sys.argv[1])
 for line in sys.argv[2:]:
-    s.sendall(line.encode() + b"\n")
+    try:
+        s.sendall(line.encode() + b"\n")
+    except BrokenPipeError:
+        pass  # refused and closed before the request went out: the reply is still there
     reply = b""
     while not reply.endswith(b"\n"):
-        chunk = s.recv(65536)
+        try:
+            chunk = s.recv(65536)
+        except ConnectionResetError:
+            break
         if not chunk:
             break
         reply += chunk
