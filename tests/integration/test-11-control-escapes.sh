@@ -6,7 +6,7 @@
 # sbx_dns, dig_short (test-6-dns.sh) and ctl_send (test-5-control.sh).
 
 ALL_TESTS+=(control_sandboxed_root_refused control_descendant_refused control_peer_joins_sandbox
-	readopt_without_state detach_removed_cgroup)
+	readopt_without_state readopt_without_state_empty detach_removed_cgroup)
 
 # no_caps CMD...: CMD as uid 0 with every capability set empty (bounding and ambient too).
 no_caps() {
@@ -186,6 +186,46 @@ test_readopt_without_state() {
 	done
 	json_check "$state" "d['cgroup'] == '$CG' and d['netns'] == '$(ns_sbx_path)'" ||
 		fail "the state file lacks the path or the netns"
+}
+
+# The same right after attach's reply (the usual window): the cgroup has no process yet.
+test_readopt_without_state_empty() {
+	world_up
+	dns_up
+	rogue_up
+	names_daemon_up
+	dns_set "$SRV4 www.test"
+	attach "$CG" --mode allowlist --allow www.test --netns "$(ns_sbx_path)"
+	local id state n=0
+	id=$(cg_id "$CG")
+	state=$CASEDIR/state/$id.json
+	until [ -s "$state" ]; do
+		n=$((n + 1))
+		[ $n -gt 100 ] && fail "no state file $state"
+		sleep 0.1
+	done
+	kill -KILL "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null
+	rm -f "$state"
+	names_daemon_up
+	log "no process tells the netns yet: no responder in the daemon's namespace"
+	expect_listed "$CG" "s['cgroup'] == '$CG' and s['netns'] is None and s.get('dns') is None"
+	update "$CG" --mode allowlist --allow www.test
+	log "the agent starts: its netns is found, the responder starts there"
+	sbx "$CG" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		--bounding-set=-all -- sleep 300 &
+	defer "kill -KILL $!"
+	n=0
+	until status_json "$CASEDIR/wait.json" "$CG" >/dev/null &&
+		json_check "$CASEDIR/wait.json" "d['sandboxes'][0]['netns'] == '$(ns_sbx_path)'
+			and d['sandboxes'][0].get('dns') is not None" >/dev/null; do
+		n=$((n + 1))
+		[ $n -gt 300 ] && fail "the netns and responder were not found"
+		sleep 0.1
+	done
+	[ "$(dig_short "$CG" www.test)" = "$SRV4" ] || fail "DNS after the re-adoption"
+	expect_status 0 bfs verify --cgroup "$CG"
+	expect "$CG" "ok tcp $SRV4 7000" "denied tcp $SRV4B 7000"
 }
 
 test_detach_removed_cgroup() {

@@ -136,6 +136,7 @@ static void daemon_tick(struct daemon *daemon)
 	if (read(daemon->timer_fd, &expirations, sizeof(expirations)) < 0)
 		return;
 	sandbox_registry_reap(&daemon->registry);
+	sandbox_registry_recover(&daemon->registry);
 	verify_registry_periodic(&daemon->registry);
 	/* The map snapshot of the checks is large and brief: give its memory back. */
 	malloc_trim(0);

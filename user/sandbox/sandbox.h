@@ -96,6 +96,11 @@ int sandbox_registry_init(struct sandbox_registry *registry, struct loader *load
 void sandbox_registry_set_dns(struct sandbox_registry *registry, struct responder_context *dns);
 /* Re-adopt every sandbox found in the pinned maps (after a restart). */
 int sandbox_registry_adopt(struct sandbox_registry *registry);
+/*
+ * Sandboxes adopted without a state file and no process then: the first
+ * process that appears tells the netns, and the DNS responder starts there.
+ */
+void sandbox_registry_recover(struct sandbox_registry *registry);
 /* Forget sandboxes whose cgroup was removed; returns how many. */
 int sandbox_registry_reap(struct sandbox_registry *registry);
 void sandbox_registry_free(struct sandbox_registry *registry);

@@ -254,6 +254,20 @@ cleanup:
 	return err;
 }
 
+/* The responder's port and family into the sandbox's value; the rest stays as the maps have it. */
+static void sandbox_recover_value(struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	struct bfbpf_sandbox value;
+
+	if (loader_sandbox_get(registry->loader, sandbox->cgroup_id, &value))
+		return; /* detached meanwhile */
+	value.dns_port = sandbox->dns_port;
+	value.flags = (value.flags & ~BFBPF_SANDBOX_DNS_V6) |
+		      (sandbox->dns_v6 ? BFBPF_SANDBOX_DNS_V6 : 0);
+	if (loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value))
+		log_error("%s: cannot record its responder's port", sandbox->path);
+}
+
 void sandbox_recover_responder(struct sandbox_registry *registry, struct sandbox *sandbox)
 {
 	int err;
@@ -264,12 +278,19 @@ void sandbox_recover_responder(struct sandbox_registry *registry, struct sandbox
 		return; /* still no process: a responder in the daemon's netns would be wrong */
 	if (sandbox->netns_path && sandbox->netns_fd < 0)
 		return; /* its namespace is gone */
-	/* The update writes the port into the sandbox's value. */
 	err = sandbox_dns_start(registry, sandbox, sandbox->dns_port);
-	if (err)
+	if (err) {
 		log_error("%s: cannot start its DNS responder: %s; its DNS queries fail",
 			  sandbox->path, strerror(-err));
-	else
-		log_info("%s: its DNS responder is back (port %u)", sandbox->path,
-			 sandbox->dns_port);
+		return;
+	}
+	sandbox_recover_value(registry, sandbox);
+	log_info("%s: its DNS responder is back (port %u)", sandbox->path, sandbox->dns_port);
+}
+
+void sandbox_registry_recover(struct sandbox_registry *registry)
+{
+	for (size_t i = 0; i < registry->count; i++)
+		if (registry->items[i]->netns_unknown)
+			sandbox_recover_responder(registry, registry->items[i]);
 }

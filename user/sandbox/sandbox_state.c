@@ -219,7 +219,7 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 		return;
 	if (sandbox->netns_unknown) {
 		log_warn("%s: no process tells its network namespace; its DNS responder starts "
-			 "at the next update",
+			 "when one does",
 			 sandbox->path[0] ? sandbox->path : "(unknown path)");
 	} else if (sandbox->netns_path && sandbox->netns_fd < 0) {
 		log_warn("%s: its network namespace is gone; no DNS responder", sandbox->path);
