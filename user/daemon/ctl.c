@@ -187,7 +187,9 @@ static struct sandbox *ctl_sandbox_of(struct sandbox_registry *registry, const c
 	if (!sandbox) {
 		snprintf(message, sizeof(message), "cgroup %s is not attached", path);
 		*reply = ctl_reply_error("not_attached", message);
+		return NULL;
 	}
+	sandbox_adopt_path(sandbox, path); /* if it was adopted without one */
 	return sandbox;
 }
 

@@ -136,6 +136,7 @@ static void daemon_tick(struct daemon *daemon)
 	if (read(daemon->timer_fd, &expirations, sizeof(expirations)) < 0)
 		return;
 	sandbox_registry_reap(&daemon->registry);
+	sandbox_registry_recover(&daemon->registry);
 	verify_registry_periodic(&daemon->registry);
 	/* The map snapshot of the checks is large and brief: give its memory back. */
 	malloc_trim(0);
@@ -413,7 +414,7 @@ int daemon_run(const struct daemon_options *options)
 	int lock_fd = -1, err;
 
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
-		daemon.clients[i].fd = -1;
+		daemon_client_reset(&daemon.clients[i]);
 	/*
 	 * A fixed threshold: the buffers of a large request (its JSON, entries,
 	 * keys) are mapped and go back whole when freed. glibc's default raises

@@ -3,9 +3,11 @@
 #ifndef BFBPF_DAEMON_INTERNAL_H
 #define BFBPF_DAEMON_INTERNAL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
+#include <sys/types.h>
 #include <jansson.h>
 
 #include "ctl.h"
@@ -15,8 +17,16 @@
 
 #define DAEMON_MAX_CLIENTS 256
 
+/* The process that connected a client: judged at accept and again at each request. */
+struct daemon_peer {
+	pid_t pid;
+	int pidfd;		       /* SO_PEERPIDFD (6.5+); -1 before: then start_time */
+	unsigned long long start_time; /* /proc/PID/stat: tells a reused pid apart */
+};
+
 struct daemon_client {
 	int fd;
+	struct daemon_peer peer;
 	char *buffer;
 	size_t length, capacity;
 	time_t last_activity;
@@ -32,11 +42,14 @@ struct daemon {
 	struct events *events;
 	int metrics_fd; /* --metrics-listen, or -1 */
 	int epoll_fd, listen_fd, signal_fd, timer_fd;
+	char cgroup_mount[PATH_MAX]; /* where peers' cgroups are looked up; "" until found */
 	struct daemon_client clients[DAEMON_MAX_CLIENTS];
 };
 
 int daemon_epoll_add(struct daemon *daemon, int fd);
 
+/* A free client slot (fd -1, no peer). */
+void daemon_client_reset(struct daemon_client *client);
 void daemon_client_close(struct daemon *daemon, struct daemon_client *client);
 /* The client on this fd; fd -1: a free slot. NULL if none. */
 struct daemon_client *daemon_client_of(struct daemon *daemon, int fd);

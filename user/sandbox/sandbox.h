@@ -42,9 +42,10 @@ struct sandbox {
 	struct allowset applied; /* the entries of generation in the maps */
 	int link_fds[LOADER_HOOK_COUNT];
 	time_t since;
-	char *netns_path;  /* NULL when not given: the daemon's namespace */
-	int netns_fd;	   /* held open: a /proc/PID/ns/net path dies with PID */
-	char *last_verify; /* the last full verification (with probes) as text, or NULL */
+	char *netns_path;   /* NULL when not given: the daemon's namespace */
+	int netns_fd;	    /* held open: a /proc/PID/ns/net path dies with PID */
+	bool netns_unknown; /* adopted without state, and no process has told it yet */
+	char *last_verify;  /* the last full verification (with probes) as text, or NULL */
 	time_t last_verify_at;
 	bool last_check_ok; /* the periodic attachment and map checks */
 	time_t last_check_at;
@@ -101,11 +102,21 @@ int sandbox_registry_init(struct sandbox_registry *registry, struct loader *load
 void sandbox_registry_set_dns(struct sandbox_registry *registry, struct responder_context *dns);
 /* Re-adopt every sandbox found in the pinned maps (after a restart). */
 int sandbox_registry_adopt(struct sandbox_registry *registry);
+/*
+ * Sandboxes adopted without a state file and no process then: the first
+ * process that appears tells the netns, and the DNS responder starts there.
+ */
+void sandbox_registry_recover(struct sandbox_registry *registry);
 /* Forget sandboxes whose cgroup was removed; returns how many. */
 int sandbox_registry_reap(struct sandbox_registry *registry);
 void sandbox_registry_free(struct sandbox_registry *registry);
 
 struct sandbox *sandbox_find(struct sandbox_registry *registry, uint64_t cgroup_id);
+/*
+ * A request named the sandbox by this path (resolved, its id the sandbox's):
+ * a sandbox adopted without a known path takes it (and writes it to its state).
+ */
+void sandbox_adopt_path(struct sandbox *sandbox, const char *path);
 
 /*
  * netns may be NULL (the sandbox shares the daemon's network namespace).

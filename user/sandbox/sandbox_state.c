@@ -203,22 +203,39 @@ cleanup:
 	return err;
 }
 
-/* The responder comes back on its old port if it can (sandboxes keep using it). */
+/*
+ * The responder comes back on its old port if it can (sandboxes keep using
+ * it); without a known policy too, refusing every name until an update gives
+ * one. Not where the sandbox's network namespace is gone or not yet known.
+ */
 static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sandbox *sandbox,
 				    const struct bfbpf_sandbox *value)
 {
-	struct bfbpf_sandbox fresh;
+	struct bfbpf_sandbox fresh = *value;
+	uint32_t own = BFBPF_SANDBOX_DNS_V6 | BFBPF_SANDBOX_EVENTS;
 
 	sandbox->events = registry->events_enabled;
-	if (!registry->dns || !sandbox->policy_known)
+	if (!registry->dns)
 		return;
-	if (sandbox->netns_path && sandbox->netns_fd < 0) {
+	if (sandbox->netns_unknown) {
+		log_warn("%s: no process tells its network namespace; its DNS responder starts "
+			 "when one does",
+			 sandbox->path[0] ? sandbox->path : "(unknown path)");
+	} else if (sandbox->netns_path && sandbox->netns_fd < 0) {
 		log_warn("%s: its network namespace is gone; no DNS responder", sandbox->path);
 	} else if (sandbox_dns_start(registry, sandbox, value->dns_port)) {
 		log_error("%s: cannot restart its DNS responder; its DNS queries fail",
 			  sandbox->path);
 	}
-	sandbox_value(sandbox, &sandbox->policy, sandbox->generation, sandbox->digest, &fresh);
+	/* Without the policy, only the responder's fields change: the maps keep deciding. */
+	if (sandbox->policy_known) {
+		sandbox_value(sandbox, &sandbox->policy, sandbox->generation, sandbox->digest,
+			      &fresh);
+	} else {
+		fresh.dns_port = sandbox->dns_port;
+		fresh.flags = (value->flags & ~own) | (sandbox->dns_v6 ? BFBPF_SANDBOX_DNS_V6 : 0) |
+			      (sandbox->events ? BFBPF_SANDBOX_EVENTS : 0);
+	}
 	if ((fresh.dns_port != value->dns_port || fresh.flags != value->flags) &&
 	    loader_sandbox_set(registry->loader, sandbox->cgroup_id, &fresh))
 		log_error("%s: cannot record its responder's new port", sandbox->path);
@@ -252,6 +269,25 @@ static int sandbox_adopt_digest(struct sandbox_registry *registry, struct sandbo
 	return 0;
 }
 
+static void sandbox_adopt_recover(struct sandbox *sandbox)
+{
+	int err = sandbox_recover_path(sandbox);
+
+	sandbox->netns_unknown = true;
+	if (err) {
+		log_warn("sandbox %" PRIu64 ": no cgroup with this id under the cgroup2 mount: %s; "
+			 "a request that names it will tell its path",
+			 sandbox->cgroup_id, strerror(-err));
+		return;
+	}
+	log_info("sandbox %" PRIu64 " has no state file: its cgroup is %s", sandbox->cgroup_id,
+		 sandbox->path);
+	err = sandbox_recover_netns(sandbox);
+	if (err)
+		log_warn("%s: cannot tell its network namespace yet: %s", sandbox->path,
+			 err == -ESRCH ? "it has no process" : strerror(-err));
+}
+
 static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_id)
 {
 	struct sandbox *sandbox = sandbox_new();
@@ -280,6 +316,9 @@ static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_
 			 "enforcing what the maps hold until updated",
 			 cgroup_id);
 	}
+	/* No state file: the path from the id, the netns from a process of the cgroup. */
+	if (!sandbox->path[0])
+		sandbox_adopt_recover(sandbox);
 	/* What the maps hold is what update must later remove. */
 	err = loader_entries_read(registry->loader, value.generation, &sandbox->applied);
 	if (err)
