@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/cgroup.h"
 #include "ctl.h"
@@ -24,6 +25,58 @@ static int ctl_fail(struct sandbox_error *error, const char *code, const char *m
 	error->code = code;
 	snprintf(error->message, sizeof(error->message), "%s", message);
 	return -EINVAL;
+}
+
+/* "container": {"id": 64 hex digits, "name": "...", "runtime": "docker"|"podman"|"cri-o"}. */
+static int ctl_container_field(json_t *value, struct container_ref *out,
+			       struct sandbox_error *error)
+{
+	const char *id = NULL, *name = "", *runtime = NULL;
+
+	if (json_unpack(value, "{s:s, s?s, s:s !}", "id", &id, "name", &name, "runtime",
+			&runtime) ||
+	    !container_id_valid(id) || strlen(name) >= sizeof(out->name) ||
+	    !container_runtime_valid(runtime))
+		return ctl_fail(error, "bad_request",
+				"\"container\" must be {\"id\": 64 lowercase hex digits, \"name\": "
+				"a string, \"runtime\": docker, podman or cri-o}");
+	snprintf(out->id, sizeof(out->id), "%s", id);
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	snprintf(out->runtime, sizeof(out->runtime), "%s", runtime);
+	return 0;
+}
+
+/* A policy name: what may name a file of the policy directory, and nothing more. */
+static bool ctl_policy_name_valid(const char *name)
+{
+	size_t length =
+		strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			     "._-");
+
+	return length && length == strlen(name) && length <= 128 && name[0] != '.';
+}
+
+/* The policy of an attach or update: an object, or (attach) a name or a container's record. */
+static int ctl_request_policy(struct ctl_request *request, struct sandbox_error *error)
+{
+	json_t *value = json_object_get(request->root, "policy");
+
+	if (!value) {
+		/* A container's attach may rely on its record (the OCI hook after a restart). */
+		if (request->op == CTL_OP_ATTACH &&
+		    (request->policy_name || request->has_container))
+			return 0;
+		return ctl_fail(error, "bad_request", "missing field \"policy\"");
+	}
+	if (request->policy_name)
+		return ctl_fail(error, "bad_request",
+				"\"policy\" and \"policy_name\" are exclusive");
+	if (policy_from_json(value, &request->policy, error->message, sizeof(error->message))) {
+		error->code = "invalid_policy";
+		return -EINVAL;
+	}
+	request->has_policy = true;
+	return 0;
 }
 
 static int ctl_request_fields(struct ctl_request *request, struct sandbox_error *error)
@@ -67,6 +120,18 @@ static int ctl_request_fields(struct ctl_request *request, struct sandbox_error 
 			if (!json_is_object(value))
 				return ctl_fail(error, "bad_request",
 						"\"policy\" must be an object");
+		} else if (!strcmp(key, "policy_name") && request->op == CTL_OP_ATTACH) {
+			if (!json_is_string(value) ||
+			    !ctl_policy_name_valid(json_string_value(value)))
+				return ctl_fail(
+					error, "bad_request",
+					"\"policy_name\" must be a name of letters, digits, "
+					"'.', '_' and '-'");
+			request->policy_name = json_string_value(value);
+		} else if (!strcmp(key, "container") && wants_cgroup) {
+			if (ctl_container_field(value, &request->container, error))
+				return -EINVAL;
+			request->has_container = true;
 		} else {
 			char message[160];
 
@@ -77,17 +142,8 @@ static int ctl_request_fields(struct ctl_request *request, struct sandbox_error 
 	}
 	if (wants_cgroup && !request->cgroup)
 		return ctl_fail(error, "bad_request", "missing field \"cgroup\"");
-	if (wants_policy) {
-		value = json_object_get(request->root, "policy");
-		if (!value)
-			return ctl_fail(error, "bad_request", "missing field \"policy\"");
-		if (policy_from_json(value, &request->policy, error->message,
-				     sizeof(error->message))) {
-			error->code = "invalid_policy";
-			return -EINVAL;
-		}
-		request->has_policy = true;
-	}
+	if (wants_policy)
+		return ctl_request_policy(request, error);
 	return 0;
 }
 
@@ -310,11 +366,131 @@ static json_t *ctl_metrics(struct sandbox_registry *registry)
 	return reply;
 }
 
+/* The cgroup2 root and the cgroups holding PID 1 or the daemon are no sandbox's (exit 2). */
+static json_t *ctl_target_refused(const char *given)
+{
+	char path[PATH_MAX], why[PATH_MAX * 2 + 64], message[sizeof(why) + 96];
+
+	if (cgroup_resolve(given, path, sizeof(path)))
+		return NULL; /* sandbox_attach says why */
+	if (cgroup_target_check(path, why, sizeof(why)) != -EPERM)
+		return NULL;
+	snprintf(message, sizeof(message),
+		 "%s; no sandbox may be the cgroup2 root or hold PID 1 or the daemon", why);
+	return ctl_reply_error("refused_target", message);
+}
+
+/* A policy of the daemon's --policy-dir, by name, as the request's policy. */
+static json_t *ctl_policy_by_name(struct sandbox_registry *registry, struct ctl_request *request)
+{
+	char path[PATH_MAX], err[400], message[PATH_MAX + 600];
+
+	if (!registry->policy_dir)
+		return ctl_reply_error("no_policy", "this daemon has no policy directory");
+	snprintf(path, sizeof(path), "%s/%s.json", registry->policy_dir, request->policy_name);
+	if (access(path, R_OK)) {
+		snprintf(message, sizeof(message), "policy %s: no readable file %s: %s",
+			 request->policy_name, path, strerror(errno));
+		return ctl_reply_error("no_policy", message);
+	}
+	if (policy_load_file(path, &request->policy, err, sizeof(err))) {
+		snprintf(message, sizeof(message), "policy %s (%s): %s", request->policy_name, path,
+			 err);
+		return ctl_reply_error("invalid_policy", message);
+	}
+	request->has_policy = true;
+	return NULL;
+}
+
+/*
+ * The policy of an attach. A container's record wins over what the request
+ * says: after a relock, a restart (the OCI hook asks again with the install
+ * policy of its annotation) must come back relocked, never as installed.
+ */
+static json_t *ctl_attach_policy(struct sandbox_registry *registry, struct ctl_request *request,
+				 bool *recorded)
+{
+	struct policy policy;
+
+	if (request->has_container &&
+	    !containers_policy_of(registry, request->container.id, &policy)) {
+		if (request->has_policy)
+			policy_free(&request->policy);
+		request->policy = policy;
+		request->has_policy = true;
+		*recorded = true;
+		return NULL;
+	}
+	if (request->has_policy)
+		return NULL;
+	if (request->policy_name)
+		return ctl_policy_by_name(registry, request);
+	return ctl_reply_error("no_record", "no policy given, and the daemon holds no record of "
+					    "this container");
+}
+
+static struct sandbox *ctl_attached_at(struct sandbox_registry *registry, const char *given)
+{
+	char path[PATH_MAX];
+	uint64_t id;
+
+	if (cgroup_resolve(given, path, sizeof(path)) || cgroup_id_of_path(path, &id))
+		return NULL;
+	return sandbox_find(registry, id);
+}
+
+static json_t *ctl_attach(struct sandbox_registry *registry, struct ctl_request *request,
+			  struct sandbox **out, bool *recorded)
+{
+	struct sandbox_error error = {.code = "internal"};
+	struct sandbox *existing;
+	json_t *reply;
+
+	reply = ctl_target_refused(request->cgroup);
+	if (!reply)
+		reply = ctl_attach_policy(registry, request, recorded);
+	if (reply)
+		return reply;
+	existing = ctl_attached_at(registry, request->cgroup);
+	if (existing && request->has_container &&
+	    !strcmp(existing->container_id, request->container.id)) {
+		/* The record was re-applied when the cgroup appeared, before the hook asked. */
+		*out = existing;
+		return NULL;
+	}
+	if (sandbox_attach(registry, request->cgroup, request->netns, &request->policy, out,
+			   &error))
+		return ctl_reply_error(error.code, error.message);
+	if (request->has_container && containers_remember(registry, *out, &request->container))
+		log_error("%s: cannot record container %s: its policy will not follow a restart",
+			  (*out)->path, request->container.id);
+	return NULL;
+}
+
+static json_t *ctl_detach(struct sandbox_registry *registry, struct ctl_request *request,
+			  struct sandbox *sandbox)
+{
+	struct sandbox_error error = {.code = "internal"};
+	char path[PATH_MAX], container[CONTAINER_ID_LENGTH + 1];
+
+	snprintf(path, sizeof(path), "%s", sandbox->path);
+	snprintf(container, sizeof(container), "%s", sandbox->container_id);
+	if (sandbox_detach(registry, sandbox, &error))
+		return ctl_reply_error(error.code, error.message);
+	/* Detach is the runner's word that the container is done: its record goes too. */
+	if (container[0])
+		containers_forget(registry, container);
+	if (request->has_container)
+		containers_forget(registry, request->container.id);
+	return ctl_reply_ok(json_pack("{s:s}", "cgroup", path));
+}
+
 static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request *request,
 			   struct ctl_pending *pending)
 {
 	struct sandbox_error error = {.code = "internal"};
 	struct sandbox *sandbox = NULL;
+	bool recorded = false;
 	json_t *reply = NULL;
 
 	switch (request->op) {
@@ -325,9 +501,9 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 	case CTL_OP_METRICS:
 		return ctl_metrics(registry);
 	case CTL_OP_ATTACH:
-		if (sandbox_attach(registry, request->cgroup, request->netns, &request->policy,
-				   &sandbox, &error))
-			return ctl_reply_error(error.code, error.message);
+		reply = ctl_attach(registry, request, &sandbox, &recorded);
+		if (reply)
+			return reply;
 		break;
 	default:
 		sandbox = ctl_sandbox_of(registry, request->cgroup, &reply);
@@ -335,20 +511,22 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 			return reply;
 		if (request->op == CTL_OP_VERIFY)
 			return ctl_verify(registry, sandbox, request->max_age);
-		if (request->op == CTL_OP_DETACH) {
-			char path[PATH_MAX];
-
-			snprintf(path, sizeof(path), "%s", sandbox->path);
-			if (sandbox_detach(registry, sandbox, &error))
-				return ctl_reply_error(error.code, error.message);
-			return ctl_reply_ok(json_pack("{s:s}", "cgroup", path));
-		}
+		if (request->op == CTL_OP_DETACH)
+			return ctl_detach(registry, request, sandbox);
 		if (sandbox_update(registry, sandbox, &request->policy, &error))
 			return ctl_reply_error(error.code, error.message);
+		/* The container's record follows: its next start gets this policy. */
+		if (containers_remember(registry, sandbox,
+					request->has_container ? &request->container : NULL))
+			log_error("%s: cannot record its container's new policy", sandbox->path);
 		break;
 	}
 	reply = ctl_reply_ok(json_pack("{s:s, s:I}", "cgroup", sandbox->path, "cgroup_id",
 				       (json_int_t)sandbox->cgroup_id));
+	if (sandbox->container_id[0]) {
+		json_object_set_new(reply, "container", containers_json_of(registry, sandbox));
+		json_object_set_new(reply, "recorded_policy", json_boolean(recorded));
+	}
 	if (!sandbox_names_settled(registry, sandbox)) {
 		pending->active = true;
 		pending->cgroup_id = sandbox->cgroup_id;
