@@ -1,0 +1,332 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+# shellcheck shell=bash disable=SC2086 # the address constants need no quotes
+# Cases: real containers (Podman with runc, Docker's dockerd started here): the OCI hook
+# confines a container before its first instruction, the daemon's record of its CURRENT
+# policy follows it across restarts and daemon restarts, DNS answers inside it, and no
+# target may be the cgroup2 root. Every runtime keeps its state under the case's
+# directory; images are an empty skeleton with the host's /usr mounted read-only.
+
+ALL_TESTS+=(container_hook_first_connect container_relock_restarts container_hook_daemon_down
+	container_daemon_restart container_dns container_root_refused container_docker)
+
+CTR_IMAGE=localhost/bfbpf-it:latest
+# Addresses the containers try: ALLOWED4 is in every policy, DENIED_WORLD4 only in "install".
+CTR_ALLOWED4=198.18.0.2
+CTR_DENIED4=198.18.0.3
+CTR_PORT=7100
+
+# ------------------------------------------------------------ the world's counter
+
+# count_server ADDR...: a TCP server in SRV on CTR_PORT of each ADDR that writes one line
+# (the address) per accepted connection to $CASEDIR/reached: what reached the world.
+count_server() {
+	: >"$CASEDIR/reached"
+	local ready=$CASEDIR/count-ready
+	in_ns "$NS_SRV" "$PYTHON" -c '
+import os, socket, sys, threading
+out, ready, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def serve(addr):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port)); s.listen(512); return s
+socks = [(a, serve(a)) for a in sys.argv[4:]]
+open(ready, "w").close()
+def loop(addr, s):
+    while True:
+        c, _ = s.accept()
+        with open(out, "a") as f: f.write(addr + "\n")
+        c.close()
+ts = [threading.Thread(target=loop, args=x, daemon=True) for x in socks]
+[t.start() for t in ts]; [t.join() for t in ts]
+' "$CASEDIR/reached" "$ready" $CTR_PORT "$@" >>"$CASEDIR/count.log" 2>&1 &
+	local pid=$!
+	defer "kill -KILL $pid; wait $pid"
+	wait_for_file "$ready" 20 || fail "the counting server did not start"
+}
+
+reached() { grep -c "^$1\$" "$CASEDIR/reached"; }
+
+# wait_reached ADDR N: until ADDR was reached N times (the allowed address is tried last,
+# so once it counts, the denied one was tried before it).
+wait_reached() {
+	local n=0
+	until [ "$(reached "$1")" -ge "$2" ]; do
+		n=$((n + 1))
+		[ $n -gt 300 ] && fail "$1 was reached $(reached "$1") times, expected $2"
+		sleep 0.1
+	done
+}
+
+# The entrypoint: connect to each ADDR:PORT in order, at once ("loop:ADDR:PORT:S" tries
+# for S seconds without pause), then sleep if asked ("sleep").
+ctr_entry() {
+	cat >"$CASEDIR/entry.py" <<'PY'
+import socket, sys, time
+for arg in sys.argv[1:]:
+    if arg == "sleep":
+        time.sleep(1000000)
+    parts = arg.split(":")
+    loop = parts[0] == "loop"
+    addr, port = (parts[1], int(parts[2])) if loop else (parts[0], int(parts[1]))
+    until = time.monotonic() + (float(parts[3]) if loop else 0)
+    tries = ok = 0
+    while True:
+        tries += 1
+        s = socket.socket()
+        s.settimeout(2)
+        try:
+            s.connect((addr, port)); ok += 1
+        except OSError as e:
+            err = e.errno
+        s.close()
+        if time.monotonic() >= until:
+            break
+    print(f"{addr}:{port} tries {tries} connected {ok}", flush=True)
+PY
+}
+
+# policy NAME JSON: $CASEDIR/policies/NAME.json (the daemon's --policy-dir).
+policy() {
+	mkdir -p "$CASEDIR/policies"
+	echo "$2" >"$CASEDIR/policies/$1.json"
+}
+
+ctr_policies() {
+	policy install "{\"network_mode\": \"allowlist\", \"allowed_hosts\": [\"$CTR_ALLOWED4:$CTR_PORT\", \"$CTR_DENIED4:$CTR_PORT\"]}"
+	policy relocked "{\"network_mode\": \"allowlist\", \"allowed_hosts\": [\"$CTR_ALLOWED4:$CTR_PORT\"]}"
+}
+
+# ctr_daemon_up [ARGS...]: the case's daemon with the case's policy directory.
+ctr_daemon_up() {
+	[ -x "$BFBPF" ] || fail "$BFBPF is missing (run make)"
+	defer "rm -rf '$PINS'"
+	defer "rm -f '$SOCK'"
+	ctr_daemon_start "$@"
+	defer "detach_all"
+	daemon_wait
+}
+
+ctr_daemon_start() {
+	"$BFBPF" daemon --socket "$SOCK" --bpffs "$PINS" --policy-dir "$CASEDIR/policies" \
+		--log-level debug "$@" >>"$CASEDIR/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	defer "daemon_stop $DAEMON_PID"
+}
+
+# ------------------------------------------------------------------ images
+
+# ctr_skeleton: $CASEDIR/skel.tar, an empty root with the links into /usr.
+ctr_skeleton() {
+	local d=$CASEDIR/skel
+	mkdir -p "$d"/etc "$d"/proc "$d"/dev "$d"/sys "$d"/usr "$d"/tmp "$d"/var "$d"/run "$d"/case "$d"/it
+	ln -s usr/bin "$d/bin"
+	ln -s usr/sbin "$d/sbin"
+	ln -s usr/lib "$d/lib"
+	ln -s usr/lib64 "$d/lib64"
+	echo 'root:x:0:0:root:/:/bin/sh' >"$d/etc/passwd"
+	echo 'root:x:0:' >"$d/etc/group"
+	echo 'hosts: files dns' >"$d/etc/nsswitch.conf"
+	tar -C "$d" -cf "$CASEDIR/skel.tar" .
+}
+
+# v1_remove: runc makes the container's cgroup in every v1 hierarchy too; remove the
+# case's part of them (and the run's base once it is empty).
+v1_remove() {
+	local rel=${CG#"$CGROOT"} mp d
+	for mp in $(awk '$9 == "cgroup" { print $5 }' /proc/self/mountinfo); do
+		[ -d "$mp$rel" ] || continue
+		# shellcheck disable=SC2044 # the tests' cgroup paths have no blanks
+		for d in $(find "$mp$rel" -depth -type d); do rmdir "$d" 2>/dev/null; done
+		rmdir "$(dirname "$mp$rel")" 2>/dev/null
+	done
+}
+
+# ------------------------------------------------------------------ podman
+
+# podman_up: Podman with runc and cgroupfs, storage, hooks and temp under the case's
+# directory (CONTAINERS_CONF and CONTAINERS_STORAGE_CONF, which bfbpf's own
+# `podman container inspect` reads too), the hook of this case, the image.
+podman_up() {
+	command -v podman >/dev/null || skip "podman is not installed"
+	command -v runc >/dev/null || skip "runc is not installed"
+	local p=$CASEDIR/podman
+	mkdir -p "$p/root" "$p/run" "$p/tmp" "$p/hooks.d"
+	printf '[storage]\ndriver = "vfs"\ngraphroot = "%s"\nrunroot = "%s"\n' "$p/root" "$p/run" \
+		>"$p/storage.conf"
+	printf '[engine]\ncgroup_manager = "cgroupfs"\nruntime = "runc"\nevents_logger = "file"\nevents_logfile_path = "%s"\nhooks_dir = ["%s"]\ntmp_dir = "%s"\n' \
+		"$p/events.log" "$p/hooks.d" "$p/tmp" >"$p/containers.conf"
+	export CONTAINERS_STORAGE_CONF=$p/storage.conf CONTAINERS_CONF=$p/containers.conf
+	cat >"$p/hooks.d/bfbpf-hook.json" <<EOC
+{"version": "1.0.0",
+ "hook": {"path": "$BFBPF", "args": ["bfbpf", "oci-hook", "--socket", "$SOCK"]},
+ "when": {"annotations": {"^io\\\\.bfbpf\\\\.policy\$": ".*"}},
+ "stages": ["createRuntime"]}
+EOC
+	defer "v1_remove"
+	defer "podman_down"
+	ctr_skeleton
+	podman import -q "$CASEDIR/skel.tar" $CTR_IMAGE >/dev/null || fail "podman import failed"
+	ctr_entry
+	ctr_policies
+	CTR_PARENT=${CG#"$CGROOT"}
+}
+
+podman_down() {
+	podman rm -a -f -t 0 >/dev/null 2>&1
+	podman rmi -a -f >/dev/null 2>&1
+	rm -rf "$CASEDIR/podman"
+}
+
+# prun NAME POLICY [PODMAN-RUN-ARGS...] -- ENTRY-ARGS...: a detached container in SBX's
+# netns under the case's cgroup, with io.bfbpf.policy=POLICY ("" for none).
+prun() {
+	local name=$1 pol=$2 args=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	[ -n "$pol" ] && args+=(--annotation "io.bfbpf.policy=$pol")
+	podman run --pull never --name "$name" --cgroup-parent "$CTR_PARENT" \
+		--network "ns:/run/netns/$NS_SBX" --ulimit nofile=1024:1024 --ulimit nproc=1024:1024 \
+		-v /usr:/usr:ro -v "$CASEDIR:/case:ro" "${args[@]}" $CTR_IMAGE \
+		/usr/bin/python3 /case/entry.py "$@"
+}
+
+# ------------------------------------------------------------------- cases
+
+test_container_hook_first_connect() {
+	world_up
+	count_server $CTR_ALLOWED4 $CTR_DENIED4
+	podman_up
+	ctr_daemon_up
+	log "an entrypoint that connects at once, in a loop, to a denied world address"
+	prun first relocked --rm -- "loop:$CTR_DENIED4:$CTR_PORT:1" "$CTR_ALLOWED4:$CTR_PORT" \
+		>"$CASEDIR/first.out" 2>&1 || { cat "$CASEDIR/first.out"; fail "podman run failed"; }
+	cat "$CASEDIR/first.out"
+	grep -q "^$CTR_DENIED4:$CTR_PORT tries [1-9]" "$CASEDIR/first.out" || fail "the entrypoint did not try"
+	[ "$(reached $CTR_DENIED4)" -eq 0 ] || fail "$(reached $CTR_DENIED4) connections reached the denied address"
+	[ "$(reached $CTR_ALLOWED4)" -eq 1 ] || fail "the allowed address was not reached"
+}
+
+test_container_relock_restarts() {
+	world_up
+	count_server $CTR_ALLOWED4 $CTR_DENIED4
+	podman_up
+	ctr_daemon_up
+	log "installed with the install policy: both addresses reach the world"
+	prun web install -d -- "$CTR_DENIED4:$CTR_PORT" "$CTR_ALLOWED4:$CTR_PORT" sleep >/dev/null ||
+		fail "podman run failed"
+	wait_reached $CTR_ALLOWED4 1
+	[ "$(reached $CTR_DENIED4)" -eq 1 ] || fail "the install policy did not allow $CTR_DENIED4"
+	log "relock by container name"
+	bf_ok update --container web --runtime podman --policy "$CASEDIR/policies/relocked.json"
+	status_json "$CASEDIR/status.json"
+	json_check "$CASEDIR/status.json" "[s for s in d['sandboxes'] if s.get('container', {}).get('name') == 'web'
+		and len(s['container']['id']) == 64 and s['container']['runtime'] == 'podman']" ||
+		fail "status does not name the container"
+	log "restart, stop/start: still relocked"
+	podman restart -t 0 web >/dev/null || fail "podman restart failed"
+	wait_reached $CTR_ALLOWED4 2
+	podman stop -t 0 web >/dev/null || fail "podman stop failed"
+	podman start web >/dev/null || fail "podman start failed"
+	wait_reached $CTR_ALLOWED4 3
+	[ "$(reached $CTR_DENIED4)" -eq 1 ] || fail "a restart came back with the install policy"
+	bfs log --json >"$CASEDIR/log.json"
+	grep -q '"cgroup_gone"' "$CASEDIR/log.json" || fail "no cgroup_gone event"
+	bfs metrics | grep -E '^bfbpf_(cgroups_gone|reapplied)_total' || fail "no counters"
+	log "detach forgets the container"
+	bf_ok detach --container web --runtime podman
+	status_json "$CASEDIR/status2.json"
+	json_check "$CASEDIR/status2.json" "not d['sandboxes']" || fail "still listed"
+	[ -z "$(ls "$(dirname "$SOCK")/state/containers/")" ] || fail "the record stayed"
+}
+
+test_container_hook_daemon_down() {
+	world_up
+	count_server $CTR_ALLOWED4 $CTR_DENIED4
+	podman_up
+	log "no daemon on $SOCK: the hook refuses the start"
+	expect_status 126 prun down relocked --rm -- "loop:$CTR_DENIED4:$CTR_PORT:1" "$CTR_ALLOWED4:$CTR_PORT"
+	grep -q "daemon is unreachable" "$CASEDIR/last.err" || fail "the error does not say why"
+	[ "$(reached $CTR_DENIED4)" -eq 0 ] && [ "$(reached $CTR_ALLOWED4)" -eq 0 ] ||
+		fail "the container ran"
+	log "a policy file that does not parse: refused too"
+	echo '{"network_mode": "allowlist", "alowed_hosts": []}' >"$CASEDIR/bad.json"
+	ctr_daemon_up
+	expect_status 126 prun bad "$CASEDIR/bad.json" --rm -- "$CTR_ALLOWED4:$CTR_PORT"
+	grep -q "does not parse" "$CASEDIR/last.err" || fail "the error does not say why"
+	[ "$(reached $CTR_ALLOWED4)" -eq 0 ] || fail "the container ran"
+}
+
+test_container_daemon_restart() {
+	world_up
+	count_server $CTR_ALLOWED4 $CTR_DENIED4
+	podman_up
+	ctr_daemon_up
+	prun web install -d -- "$CTR_DENIED4:$CTR_PORT" "$CTR_ALLOWED4:$CTR_PORT" sleep >/dev/null ||
+		fail "podman run failed"
+	wait_reached $CTR_ALLOWED4 1
+	bf_ok update --container web --runtime podman --policy "$CASEDIR/policies/relocked.json"
+	log "the daemon restarts; the container restarts after it"
+	daemon_stop "$DAEMON_PID"
+	ctr_daemon_start
+	daemon_wait
+	podman restart -t 0 web >/dev/null || fail "podman restart failed"
+	wait_reached $CTR_ALLOWED4 2
+	[ "$(reached $CTR_DENIED4)" -eq 1 ] || fail "the restart after a daemon restart was not relocked"
+	status_json "$CASEDIR/status.json"
+	json_check "$CASEDIR/status.json" "[s for s in d['sandboxes'] if s.get('container', {}).get('name') == 'web']" ||
+		fail "status lost the container"
+}
+
+test_container_dns() {
+	world_up
+	dns_up
+	echo "$CTR_ALLOWED4 allowed.test" >"$CASEDIR/hosts"
+	echo "$CTR_DENIED4 denied.test" >>"$CASEDIR/hosts"
+	kill -HUP "$DNS_PID"
+	podman_up
+	policy named '{"network_mode": "allowlist", "allowed_hosts": ["allowed.test"]}'
+	ctr_daemon_up --dns-server "127.0.0.1:$DNS_PORT"
+	# Any nameserver: port 53 is redirected to the sandbox's responder in its netns.
+	echo "nameserver $CTR_DENIED4" >"$CASEDIR/resolv.conf"
+	echo "options timeout:2 attempts:1" >>"$CASEDIR/resolv.conf"
+	podman run --rm --pull never --cgroup-parent "$CTR_PARENT" --network "ns:/run/netns/$NS_SBX" \
+		--ulimit nofile=1024:1024 --ulimit nproc=1024:1024 -v /usr:/usr:ro \
+		-v "$CASEDIR/resolv.conf:/etc/resolv.conf:ro" --annotation io.bfbpf.policy=named \
+		$CTR_IMAGE /bin/sh -c 'getent hosts allowed.test; echo "allowed $?"; getent hosts denied.test; echo "denied $?"' \
+		>"$CASEDIR/dns.out" 2>&1
+	cat "$CASEDIR/dns.out"
+	grep -q "^$CTR_ALLOWED4 .*allowed.test" "$CASEDIR/dns.out" || fail "the allowed name did not answer"
+	grep -q "^denied 2" "$CASEDIR/dns.out" || fail "the denied name was not refused"
+	grep -q "$CTR_DENIED4" "$CASEDIR/dns.out" && fail "the denied name answered"
+	return 0
+}
+
+test_container_root_refused() {
+	ctr_policies
+	ctr_daemon_up
+	log "a process in the cgroup2 root: --pid resolves to the mount itself"
+	sleep 60 &
+	local pid=$!
+	defer "kill -KILL $pid"
+	echo $pid >"$CGROOT/cgroup.procs" || fail "cannot move a process to the root"
+	expect_status 2 bfs attach --pid $pid --mode no-network
+	expect_one_stderr_line "cgroup2 root"
+	expect_status 2 bfs attach --cgroup "$CGROOT" --mode no-network
+	expect_one_stderr_line "cgroup2 root"
+	log "the daemon refuses it too (a client that skips the check)"
+	ctl_send "{\"op\":\"attach\",\"cgroup\":\"$CGROOT\",\"policy\":{\"network_mode\":\"no-network\"}}" \
+		>"$CASEDIR/raw.json"
+	json_check "$CASEDIR/raw.json" "d['error']['code'] == 'refused_target'" || fail "the daemon took the root"
+	log "nor an ancestor of PID 1's cgroup"
+	local one
+	one=$(sed -n 's/^0:://p' /proc/1/cgroup)
+	if [ "$one" != / ]; then
+		expect_status 2 bfs attach --cgroup "$CGROOT$one" --mode no-network
+		expect_one_stderr_line "PID 1"
+	fi
+	expect_status 0 bfs status --json
+	json_check "$CASEDIR/last.out" "not d['sandboxes']" || fail "something was attached"
+}
