@@ -64,6 +64,8 @@ import socket, sys, time
 for arg in sys.argv[1:]:
     if arg == "sleep":
         time.sleep(1000000)
+    if arg == "fail":
+        sys.exit(1)
     parts = arg.split(":")
     loop = parts[0] == "loop"
     addr, port = (parts[1], int(parts[2])) if loop else (parts[0], int(parts[1]))
@@ -329,4 +331,118 @@ test_container_root_refused() {
 	fi
 	expect_status 0 bfs status --json
 	json_check "$CASEDIR/last.out" "not d['sandboxes']" || fail "something was attached"
+}
+
+# ------------------------------------------------------------------ docker
+
+# docker_up: Debian's dockerd with its own roots and socket, no host networking set-up
+# (NOTES.md), bfbpf's runtime wrapper registered as "bfbpf", the image; a holder
+# container with a veth to SRV (198.18.2.1 <-> 198.18.2.2/.3): Docker cannot join a
+# netns by path, the case's containers join the holder's.
+docker_up() {
+	command -v dockerd >/dev/null || skip "dockerd is not installed"
+	command -v runc >/dev/null || skip "runc is not installed"
+	DX=$(mktemp -d /tmp/bfbpf-dk.XXXXXX) # short: containerd's socket paths are bounded
+	defer "rm -rf '$DX'"
+	mkdir -p "$DX/data" "$DX/exec" "$DX/client"
+	printf '#!/bin/sh\nBFBPF_SOCKET=%s exec %s docker-runtime "$@"\n' "$SOCK" "$BFBPF" >"$DX/bfbpf-runc"
+	chmod 0755 "$DX/bfbpf-runc"
+	printf '{"runtimes": {"bfbpf": {"path": "%s"}}}\n' "$DX/bfbpf-runc" >"$DX/daemon.json"
+	export DOCKER_HOST=unix://$DX/docker.sock DOCKER_CONFIG=$DX/client
+	dockerd --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false --bridge=none \
+		--userland-proxy=false --data-root "$DX/data" --exec-root "$DX/exec" \
+		--pidfile "$DX/docker.pid" -H "$DOCKER_HOST" --config-file "$DX/daemon.json" \
+		--exec-opt native.cgroupdriver=cgroupfs >>"$CASEDIR/dockerd.log" 2>&1 &
+	DOCKERD_PID=$!
+	defer "v1_remove"
+	defer "docker_down $DOCKERD_PID"
+	local n=0
+	until docker version >/dev/null 2>&1; do
+		n=$((n + 1))
+		[ $n -gt 300 ] && { tail "$CASEDIR/dockerd.log"; fail "dockerd did not start"; }
+		kill -0 $DOCKERD_PID 2>/dev/null || { tail "$CASEDIR/dockerd.log"; fail "dockerd exited"; }
+		sleep 0.1
+	done
+	ctr_skeleton
+	docker import -q "$CASEDIR/skel.tar" $CTR_IMAGE >/dev/null || fail "docker import failed"
+	ctr_entry
+	CTR_PARENT=${CG#"$CGROOT"}
+	docker run -d --name holder --network none --cgroup-parent "$CTR_PARENT" \
+		-v /usr:/usr:ro $CTR_IMAGE /usr/bin/sleep 1000000 >/dev/null || fail "no holder"
+	local pid
+	pid=$(docker inspect -f '{{.State.Pid}}' holder)
+	ip link add bfdk0 type veth peer name eth1 netns "$NS_SRV" || fail "no veth"
+	ip link set bfdk0 netns "$pid"
+	nsenter -t "$pid" -n sh -c 'ip link set lo up && ip addr add 198.18.2.1/24 dev bfdk0 && ip link set bfdk0 up' ||
+		fail "cannot set up the holder's veth"
+	ip -n "$NS_SRV" addr add 198.18.2.2/24 dev eth1
+	ip -n "$NS_SRV" addr add 198.18.2.3/24 dev eth1
+	ip -n "$NS_SRV" link set eth1 up
+}
+
+docker_down() {
+	docker rm -f $(docker ps -aq) >/dev/null 2>&1
+	kill -TERM "$1" 2>/dev/null
+	local n=0
+	while kill -0 "$1" 2>/dev/null; do
+		n=$((n + 1))
+		[ $n -gt 200 ] && kill -KILL "$1"
+		sleep 0.05
+	done
+	wait "$1" 2>/dev/null
+	umount -R "$DX/data" "$DX/exec" 2>/dev/null
+}
+
+# drun NAME POLICY [DOCKER-RUN-ARGS...] -- ENTRY-ARGS...: with the bfbpf runtime and
+# BFBPF_POLICY=POLICY, in the holder's netns, under the case's cgroup.
+drun() {
+	local name=$1 pol=$2 args=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	shift
+	docker run --name "$name" --runtime bfbpf -e "BFBPF_POLICY=$pol" \
+		--cgroup-parent "$CTR_PARENT" --network container:holder -v /usr:/usr:ro \
+		-v "$CASEDIR:/case:ro" "${args[@]}" $CTR_IMAGE /usr/bin/python3 /case/entry.py "$@"
+}
+
+test_container_docker() {
+	world_up
+	CTR_ALLOWED4=198.18.2.2
+	CTR_DENIED4=198.18.2.3
+	ctr_policies
+	docker_up
+	count_server $CTR_ALLOWED4 $CTR_DENIED4
+	ctr_daemon_up
+	log "an entrypoint that connects at once: nothing reaches the denied address"
+	drun first relocked --rm -- "loop:$CTR_DENIED4:$CTR_PORT:1" "$CTR_ALLOWED4:$CTR_PORT" \
+		>"$CASEDIR/first.out" 2>&1 || { cat "$CASEDIR/first.out"; fail "docker run failed"; }
+	cat "$CASEDIR/first.out"
+	[ "$(reached $CTR_DENIED4)" -eq 0 ] || fail "$(reached $CTR_DENIED4) connections reached the denied address"
+	[ "$(reached $CTR_ALLOWED4)" -eq 1 ] || fail "the allowed address was not reached"
+	log "install, relock, then restart, stop/start and a restart policy: still relocked"
+	drun web install -d -- "$CTR_DENIED4:$CTR_PORT" "$CTR_ALLOWED4:$CTR_PORT" sleep >/dev/null ||
+		fail "docker run failed"
+	wait_reached $CTR_ALLOWED4 2
+	[ "$(reached $CTR_DENIED4)" -eq 1 ] || fail "the install policy did not allow $CTR_DENIED4"
+	bf_ok update --container web --runtime docker --policy "$CASEDIR/policies/relocked.json"
+	docker restart -t 0 web >/dev/null || fail "docker restart failed"
+	wait_reached $CTR_ALLOWED4 3
+	docker stop -t 0 web >/dev/null || fail "docker stop failed"
+	docker start web >/dev/null || fail "docker start failed"
+	wait_reached $CTR_ALLOWED4 4
+	docker update --restart on-failure:3 web >/dev/null || fail "docker update failed"
+	kill -KILL "$(docker inspect -f '{{.State.Pid}}' web)"
+	wait_reached $CTR_ALLOWED4 5
+	[ "$(reached $CTR_DENIED4)" -eq 1 ] || fail "a restart came back with the install policy"
+	status_json "$CASEDIR/status.json"
+	json_check "$CASEDIR/status.json" "[s for s in d['sandboxes'] if s.get('container', {}).get('runtime') == 'docker']" ||
+		fail "status does not name the container"
+	log "the daemon is down: a container that asks for a policy does not start"
+	daemon_stop "$DAEMON_PID"
+	expect_status 125 drun down relocked --rm -- "$CTR_ALLOWED4:$CTR_PORT"
+	grep -q "daemon is unreachable" "$CASEDIR/last.err" || fail "the error does not say why"
+	[ "$(reached $CTR_ALLOWED4)" -eq 5 ] || fail "the container ran"
 }
