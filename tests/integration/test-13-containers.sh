@@ -374,7 +374,7 @@ docker_up() {
 		sleep 0.1
 	done
 	ctr_skeleton
-	docker import -q "$CASEDIR/skel.tar" $CTR_IMAGE >/dev/null || fail "docker import failed"
+	docker import "$CASEDIR/skel.tar" $CTR_IMAGE >/dev/null || fail "docker import failed"
 	ctr_entry
 	CTR_PARENT=${CG#"$CGROOT"}
 	docker run -d --name holder --network none --cgroup-parent "$CTR_PARENT" \
