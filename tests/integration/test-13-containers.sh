@@ -144,6 +144,7 @@ ctr_skeleton() {
 # case's part of them (and the run's base once it is empty).
 v1_remove() {
 	local rel=${CG#"$CGROOT"} mp d
+	# shellcheck disable=SC2013 # mount points of cgroup v1 hierarchies have no blanks
 	for mp in $(awk '$9 == "cgroup" { print $5 }' /proc/self/mountinfo); do
 		[ -d "$mp$rel" ] || continue
 		# shellcheck disable=SC2044 # the tests' cgroup paths have no blanks
@@ -261,8 +262,9 @@ test_container_hook_daemon_down() {
 	log "no daemon on $SOCK: the hook refuses the start"
 	expect_refused prun down relocked --rm -- "loop:$CTR_DENIED4:$CTR_PORT:1" "$CTR_ALLOWED4:$CTR_PORT"
 	grep -q "daemon is unreachable" "$CASEDIR/last.err" || fail "the error does not say why"
-	[ "$(reached $CTR_DENIED4)" -eq 0 ] && [ "$(reached $CTR_ALLOWED4)" -eq 0 ] ||
+	if [ "$(reached $CTR_DENIED4)" -ne 0 ] || [ "$(reached $CTR_ALLOWED4)" -ne 0 ]; then
 		fail "the container ran"
+	fi
 	log "a policy file that does not parse: refused too"
 	echo '{"network_mode": "allowlist", "alowed_hosts": []}' >"$CASEDIR/bad.json"
 	ctr_daemon_up
@@ -391,7 +393,7 @@ docker_up() {
 }
 
 docker_down() {
-	docker rm -f $(docker ps -aq) >/dev/null 2>&1
+	docker ps -aq | xargs -r docker rm -f >/dev/null 2>&1
 	kill -TERM "$1" 2>/dev/null
 	local n=0
 	while kill -0 "$1" 2>/dev/null; do

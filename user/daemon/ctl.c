@@ -241,6 +241,16 @@ static struct sandbox *ctl_sandbox_of(struct sandbox_registry *registry, const c
 	return sandbox;
 }
 
+/* A sandbox as status shows it, with its container if it confines one. */
+static json_t *ctl_sandbox_json(struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	json_t *object = sandbox_to_json(registry, sandbox);
+
+	if (object && sandbox->container_id[0])
+		json_object_set_new(object, "container", containers_json_of(registry, sandbox));
+	return object;
+}
+
 static json_t *ctl_status(struct sandbox_registry *registry, const char *cgroup)
 {
 	json_t *list = json_array(), *reply = NULL;
@@ -252,10 +262,10 @@ static json_t *ctl_status(struct sandbox_registry *registry, const char *cgroup)
 			json_decref(list);
 			return reply;
 		}
-		json_array_append_new(list, sandbox_to_json(registry, sandbox));
+		json_array_append_new(list, ctl_sandbox_json(registry, sandbox));
 	} else {
 		for (size_t i = 0; i < registry->count; i++)
-			json_array_append_new(list, sandbox_to_json(registry, registry->items[i]));
+			json_array_append_new(list, ctl_sandbox_json(registry, registry->items[i]));
 	}
 	return ctl_reply_ok(json_pack("{s:o}", "sandboxes", list));
 }

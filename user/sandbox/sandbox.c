@@ -14,7 +14,6 @@
 #include "lib/background.h"
 #include "lib/cgroup.h"
 #include "lib/log.h"
-#include "containers.h"
 #include "events.h"
 #include "dns/resolver.h"
 #include "dns/responder.h"
@@ -593,8 +592,6 @@ json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox 
 		json_object_set_new(object, "dns", responder_status(sandbox->responder));
 	if (object && registry->events)
 		json_object_set_new(object, "counters", events_counters(registry->events, sandbox));
-	if (object && sandbox->container_id[0])
-		json_object_set_new(object, "container", containers_json_of(registry, sandbox));
 	if (object && sandbox->last_check_at)
 		json_object_set_new(object, "lockdown",
 				    json_pack("{s:b, s:I, s:I}", "ok", sandbox->last_check_ok,
