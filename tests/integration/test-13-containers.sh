@@ -292,6 +292,14 @@ test_container_daemon_restart() {
 	status_json "$CASEDIR/status.json"
 	json_check "$CASEDIR/status.json" "[s for s in d['sandboxes'] if s.get('container', {}).get('name') == 'web']" ||
 		fail "status lost the container"
+	bf_ok status --container web --runtime podman
+	log "a stopped container has no cgroup; its detach forgets the record"
+	podman stop -t 0 web >/dev/null || fail "podman stop failed"
+	bf_ok detach --container web --runtime podman
+	[ -z "$(ls "$(dirname "$SOCK")/state/containers/")" ] || fail "the record stayed"
+	podman start web >/dev/null || fail "podman start failed"
+	wait_reached $CTR_ALLOWED4 3
+	[ "$(reached $CTR_DENIED4)" -eq 2 ] || fail "a forgotten container got a policy"
 }
 
 test_container_dns() {

@@ -129,7 +129,9 @@ int cli_target_resolve(const struct cli_target *target, char *out, size_t size, 
 		return CLI_EXIT_OK;
 	}
 	status = cli_target_path(target, out, size);
-	return status ? status : cli_target_allowed(out);
+	if (status || !out[0])
+		return status;
+	return cli_target_allowed(out);
 }
 
 void cli_error(const char *fmt, ...)

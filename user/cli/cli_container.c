@@ -32,6 +32,10 @@ int cli_container_resolve(const struct cli_target *target, char *out, size_t siz
 		cli_error("no_container: %s", err_text);
 		return CLI_EXIT_FAILED;
 	}
+	if (!info->pid && target->stopped_ok) {
+		out[0] = '\0'; /* the daemon forgets the record of a stopped container */
+		return CLI_EXIT_OK;
+	}
 	if (!info->pid) {
 		cli_error("no_container: %s container %s (%.12s) is not running: it has no cgroup "
 			  "to confine",

@@ -84,6 +84,7 @@ struct cli_target {
 	const char *runtime;   /* --runtime docker|podman; NULL: the one installed */
 	/* --container: what the runtime said (id, name, pid), filled by cli_target_resolve. */
 	struct container_info *info;
+	bool stopped_ok; /* detach: a stopped container resolves to no cgroup ("") */
 };
 
 /* The policy options as given; cli_policy_build() makes a policy of them. */

@@ -126,6 +126,9 @@ static void cli_sandbox_print_human(const char *op, json_t *reply)
 		cli_sandbox_print_status(reply);
 	} else if (!strcmp(op, "verify")) {
 		cli_sandbox_print_verify(reply);
+	} else if (!strcmp(op, "detach") && json_object_get(reply, "forgotten")) {
+		printf("forgot container %s\n",
+		       json_string_value(json_object_get(reply, "forgotten")));
 	} else if (!strcmp(op, "detach")) {
 		printf("detached %s\n", json_string_value(json_object_get(reply, "cgroup")));
 	} else {
@@ -178,6 +181,7 @@ int cli_sandbox(const struct cli_command *command, int argc, char **argv)
 			goto cleanup;
 		have_policy = true;
 	}
+	args.target.stopped_ok = !strcmp(command->name, "detach");
 	status = cli_target_resolve(&args.target, cgroup, sizeof(cgroup),
 				    command->groups & CLI_GROUP_TARGET_REQUIRED);
 	if (status)

@@ -128,7 +128,8 @@ static int ctl_request_fields(struct ctl_request *request, struct sandbox_error 
 					"\"policy_name\" must be a name of letters, digits, "
 					"'.', '_' and '-'");
 			request->policy_name = json_string_value(value);
-		} else if (!strcmp(key, "container") && wants_cgroup) {
+		} else if (!strcmp(key, "container") && request->op != CTL_OP_LOG &&
+			   request->op != CTL_OP_METRICS) {
 			if (ctl_container_field(value, &request->container, error))
 				return -EINVAL;
 			request->has_container = true;
@@ -140,7 +141,9 @@ static int ctl_request_fields(struct ctl_request *request, struct sandbox_error 
 			return ctl_fail(error, "bad_request", message);
 		}
 	}
-	if (wants_cgroup && !request->cgroup)
+	/* A stopped container has no cgroup: its detach only forgets the record. */
+	if (wants_cgroup && !request->cgroup &&
+	    !(request->op == CTL_OP_DETACH && request->has_container))
 		return ctl_fail(error, "bad_request", "missing field \"cgroup\"");
 	if (wants_policy)
 		return ctl_request_policy(request, error);
@@ -516,6 +519,10 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 			return reply;
 		break;
 	default:
+		if (!request->cgroup) { /* detach of a stopped container (ctl_request_fields) */
+			containers_forget(registry, request->container.id);
+			return ctl_reply_ok(json_pack("{s:s}", "forgotten", request->container.id));
+		}
 		sandbox = ctl_sandbox_of(registry, request->cgroup, &reply);
 		if (!sandbox)
 			return reply;
