@@ -103,10 +103,16 @@ static int cli_oci_read_state(struct cli_oci_state *state)
 	state->policy = cli_oci_annotation(state, CLI_OCI_ANNOTATION);
 	if (!state->policy)
 		state->policy = cli_oci_env_policy(state);
-	if (!state->runtime)
-		state->runtime = json_object_get(state->annotations, "io.kubernetes.cri-o.Created")
-					 ? "cri-o"
-					 : "podman";
+	/* Podman also writes io.kubernetes.cri-o.* annotations: its manager says which. */
+	if (!state->runtime) {
+		const char *manager = cli_oci_annotation(state, "io.container.manager");
+
+		state->runtime = (manager && !strcmp(manager, "libpod")) ||
+						 !cli_oci_annotation(
+							 state, "io.kubernetes.cri-o.ContainerType")
+					 ? "podman"
+					 : "cri-o";
+	}
 	return CLI_EXIT_OK;
 }
 
