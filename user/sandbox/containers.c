@@ -158,8 +158,12 @@ int containers_remember(struct sandbox_registry *registry, struct sandbox *sandb
 	} else {
 		policy_free(&record->policy);
 		record->policy = copy;
+		/* A hook knows no name for Podman and Docker: keep the one a command gave. */
+		if (ref && ref->name[0])
+			snprintf(record->ref.name, sizeof(record->ref.name), "%s", ref->name);
 		if (ref)
-			record->ref = *ref;
+			snprintf(record->ref.runtime, sizeof(record->ref.runtime), "%s",
+				 ref->runtime);
 		if (strcmp(record->cgroup, sandbox->path) &&
 		    !sandbox_set_path(&record->cgroup, sandbox->path))
 			containers_watch(containers, record->cgroup);
