@@ -232,6 +232,10 @@ test_container_relock_restarts() {
 		fail "podman run failed"
 	wait_reached $CTR_ALLOWED4 1
 	[ "$(reached $CTR_DENIED4)" -eq 1 ] || fail "the install policy did not allow $CTR_DENIED4"
+	status_json "$CASEDIR/hooked.json"
+	json_check "$CASEDIR/hooked.json" "[s for s in d['sandboxes'] if s.get('container', {}).get('runtime') == 'podman'
+		and s['policy']['allowed_hosts'] == ['$CTR_ALLOWED4:$CTR_PORT', '$CTR_DENIED4:$CTR_PORT']]" ||
+		fail "the hook did not register the container with the install policy"
 	log "relock by container name"
 	bf_ok update --container web --runtime podman --policy "$CASEDIR/policies/relocked.json"
 	status_json "$CASEDIR/status.json"
@@ -281,7 +285,16 @@ test_container_daemon_restart() {
 	prun web install -d -- "$CTR_DENIED4:$CTR_PORT" "$CTR_ALLOWED4:$CTR_PORT" sleep >/dev/null ||
 		fail "podman run failed"
 	wait_reached $CTR_ALLOWED4 1
-	bf_ok update --container web --runtime podman --policy "$CASEDIR/policies/relocked.json"
+	log "relock with the Python client's container helpers"
+	"$PYTHON" - "$SOCK" "$CASEDIR/policies/relocked.json" "$IT_DIR/../../tools" <<'PY' || fail "container_update failed"
+import sys
+sys.path.insert(0, sys.argv[3])
+from bfbpf_client import Client, load_policy
+c = Client(sys.argv[1])
+reply = c.container_update("web", load_policy(sys.argv[2]), runtime="podman")
+assert reply["container"]["name"] == "web", reply
+assert c.container_verify("web", runtime="podman")["checks"], "no checks"
+PY
 	log "the daemon restarts; the container restarts after it"
 	daemon_stop "$DAEMON_PID"
 	ctr_daemon_start
