@@ -25,7 +25,8 @@ BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 $(WARNINGS) -Wno-u
 DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-dev libjansson-dev libseccomp-dev \
 	libcmocka-dev liburing-dev pkg-config gcc make iproute2 dnsmasq-base bind9-dnsutils \
 	curl python3 libc-bin util-linux iperf3 tinyproxy qemu-system-x86 busybox-static cpio \
-	libclang-rt-14-dev kmod clang-format shellcheck
+	libclang-rt-14-dev kmod clang-format shellcheck \
+	podman docker.io runc
 
 # user/ is one folder per layer (docs/design.md, "Layers"); every source is found by folder.
 USER_LAYERS := cli daemon sandbox dns loader lib
@@ -215,6 +216,9 @@ lint: ## clang-format check, shellcheck, include graph, length report
 
 install: $(BUILD)/bfbpf ## install bfbpf into PREFIX/sbin (PREFIX=/usr/local)
 	install -D -m 0755 $(BUILD)/bfbpf $(DESTDIR)$(PREFIX)/sbin/bfbpf
+	install -d $(DESTDIR)/usr/share/containers/oci/hooks.d
+	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|' contrib/oci/bfbpf-hook.json >$(DESTDIR)/usr/share/containers/oci/hooks.d/bfbpf-hook.json
+	sed 's|/usr/local/sbin/|$(PREFIX)/sbin/|' contrib/docker/bfbpf-runc >$(DESTDIR)$(PREFIX)/sbin/bfbpf-runc && chmod 0755 $(DESTDIR)$(PREFIX)/sbin/bfbpf-runc
 
 format: ## clang-format every tracked .c and .h in place
 	clang-format -i $$(git ls-files '*.c' '*.h')

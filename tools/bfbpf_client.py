@@ -16,6 +16,10 @@ Python 3.8+, standard library only: copy this file next to the runner, or put
     ...
     bf.detach(cgroup)
 
+Containers by name or id (Docker, Podman), whose policy the daemon keeps
+across restarts: ``container_attach``, ``container_update`` (the relock),
+``container_verify``, ``container_detach``.
+
 The protocol (docs/operations.md, "The control socket"): one JSON object per
 line in, one per line out; every reply has ``"ok"``; a failure carries
 ``"error": {"code", "message"}``. Each call opens its own connection, sends
@@ -50,7 +54,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
+import subprocess
 import sys
 import time
 from typing import Any, Dict, List, Mapping, Optional, Union
@@ -202,6 +208,50 @@ class Client:
                 reply,
             )
         return reply
+
+    # ------------------------------------------------------- by container
+
+    def container_attach(
+        self, container: str, policy: Mapping[str, Any], runtime: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """``attach`` to a running Docker or Podman container by name or id
+        (``bfbpf attach --container``): its cgroup and network namespace are
+        those of its process, and the daemon records its policy by container
+        id, so that a restart, stop/start or restart policy gets the CURRENT
+        policy back (docs/runner-integration.md). ``runtime`` is ``docker`` or
+        ``podman``; default: the one installed. Raises ``no_container`` if it
+        is not running. A container registered by the OCI hook at its start
+        needs no attach: relock it with ``container_update``."""
+        info = container_inspect(container, runtime)
+        return self.request(
+            "attach",
+            cgroup=cgroup_of_pid(info["pid"]),
+            netns=netns_of_pid(info["pid"]),
+            policy=_policy_dict(policy),
+            container=_container_ref(info),
+        )
+
+    def container_update(
+        self, container: str, policy: Mapping[str, Any], runtime: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """The relock of a container: ``update`` of its sandbox, and its record's
+        policy, which its next start gets (never the install policy)."""
+        info = container_inspect(container, runtime)
+        return self.request(
+            "update", cgroup=cgroup_of_pid(info["pid"]), policy=_policy_dict(policy), container=_container_ref(info)
+        )
+
+    def container_verify(
+        self, container: str, runtime: Optional[str] = None, require_complete: bool = False
+    ) -> Dict[str, Any]:
+        """``verify`` of the container's sandbox (see ``verify``)."""
+        info = container_inspect(container, runtime)
+        return self.verify(cgroup_of_pid(info["pid"]), require_complete=require_complete)
+
+    def container_detach(self, container: str, runtime: Optional[str] = None) -> Dict[str, Any]:
+        """``detach`` of the container's sandbox; the daemon forgets its record."""
+        info = container_inspect(container, runtime)
+        return self.request("detach", cgroup=cgroup_of_pid(info["pid"]), container=_container_ref(info))
 
     # ------------------------------------------------------------ the wire
 
@@ -419,6 +469,51 @@ def netns_of_pid(pid: Union[int, str]) -> str:
     if not os.path.lexists(f"/proc/{pid}"):
         raise BfbpfError("no_process", f"process {pid} does not exist")
     return path
+
+
+def _container_ref(info: Mapping[str, Any]) -> Dict[str, Any]:
+    return {"id": info["id"], "name": info["name"], "runtime": info["runtime"]}
+
+
+def container_runtime(runtime: Optional[str] = None) -> str:
+    """``runtime`` if given, else the only one of ``docker`` and ``podman`` on
+    PATH (``no_runtime`` if neither is, ``bad_request`` if both are)."""
+    if runtime is not None:
+        if runtime not in ("docker", "podman"):
+            raise ValueError(f"runtime must be docker or podman, not {runtime!r}")
+        return runtime
+    found = [r for r in ("docker", "podman") if shutil.which(r)]
+    if not found:
+        raise BfbpfError("no_runtime", "neither docker nor podman is on PATH")
+    if len(found) > 1:
+        raise BfbpfError("bad_request", "both docker and podman are installed: say which (runtime=...)")
+    return found[0]
+
+
+def container_inspect(container: str, runtime: Optional[str] = None) -> Dict[str, Any]:
+    """``{"id", "name", "runtime", "pid"}`` of a running container, from its
+    runtime's client (``DOCKER_HOST``, ``CONTAINER_HOST`` and the runtime's
+    configuration apply). Raises ``no_container`` if it does not exist or is
+    not running."""
+    runtime = container_runtime(runtime)
+    try:
+        done = subprocess.run(
+            [runtime, "container", "inspect", "--format", "{{.State.Pid}} {{.Id}} {{.Name}}", "--", container],
+            capture_output=True,
+            text=True,
+            timeout=DEFAULT_TIMEOUT,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise BfbpfError("no_runtime", f"{runtime}: {e}") from None
+    if done.returncode != 0:
+        raise BfbpfError("no_container", f"{runtime}: {(done.stderr or done.stdout).strip()}")
+    fields = done.stdout.split()
+    if len(fields) != 3 or not fields[0].isdigit():
+        raise BfbpfError("no_container", f"{runtime}: unexpected answer to inspect: {done.stdout.strip()!r}")
+    pid, cid, name = int(fields[0]), fields[1], fields[2].lstrip("/")
+    if pid == 0:
+        raise BfbpfError("no_container", f"{runtime} container {name} ({cid[:12]}) is not running")
+    return {"id": cid, "name": name, "runtime": runtime, "pid": pid}
 
 
 # -------------------------------------------------------------------- CLI

@@ -10,7 +10,7 @@
 #include "lib/log.h"
 
 #define CLI_SANDBOX_GROUPS (CLI_GROUP_TARGET | CLI_GROUP_SOCKET | CLI_GROUP_JSON)
-#define CLI_NAME_WIDTH 7 /* the longest name */
+#define CLI_NAME_WIDTH 14 /* the longest name */
 
 static const struct cli_command cli_commands[] = {
 	{"daemon", cli_daemon,
@@ -38,6 +38,13 @@ static const struct cli_command cli_commands[] = {
 	 CLI_GROUP_TARGET | CLI_GROUP_SOCKET | CLI_GROUP_JSON, cli_log_options},
 	{"metrics", cli_metrics, "Print the daemon's counters as Prometheus text.",
 	 CLI_GROUP_SOCKET, NULL},
+	{"oci-hook", cli_oci_hook,
+	 "OCI createRuntime hook (Podman, CRI-O): register the container of the state on stdin.",
+	 CLI_GROUP_SOCKET, cli_oci_hook_options},
+	{"docker-runtime", cli_docker_runtime,
+	 "Docker runtime: add the oci-hook to a created bundle, then run runc with the same "
+	 "arguments.",
+	 CLI_GROUP_COMMAND, NULL},
 };
 
 #define CLI_COMMAND_COUNT (sizeof(cli_commands) / sizeof(cli_commands[0]))

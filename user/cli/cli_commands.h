@@ -29,6 +29,13 @@ int cli_resolve(const struct cli_command *command, int argc, char **argv);
 /* check.c */
 int cli_check(const struct cli_command *command, int argc, char **argv);
 
+/* cli_oci.c: the OCI createRuntime hook. */
+int cli_oci_hook(const struct cli_command *command, int argc, char **argv);
+extern const struct cli_option cli_oci_hook_options[];
+
+/* cli_docker.c: Docker's runtime wrapper that adds the hook, then runs runc. */
+int cli_docker_runtime(const struct cli_command *command, int argc, char **argv);
+
 /* cli_log.c */
 int cli_log(const struct cli_command *command, int argc, char **argv);
 extern const struct cli_option cli_log_options[];

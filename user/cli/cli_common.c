@@ -2,6 +2,7 @@
 /* The values behind the shared options (numbers, policy, target) and the CLI's one-line output. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,17 +82,27 @@ int cli_policy_build_loopback(const struct cli_policy_args *args, bool allow_loo
 	return CLI_EXIT_OK;
 }
 
+/* Early and clear: the daemon refuses these too (docs: "Targets the daemon refuses"). */
+static int cli_target_allowed(const char *path)
+{
+	char why[PATH_MAX * 2 + 64];
+
+	if (cgroup_target_check(path, why, sizeof(why)) == -EPERM) {
+		cli_error("refused_target: %s; no sandbox may be the cgroup2 root or hold PID 1 or "
+			  "bfbpf",
+			  why);
+		return CLI_EXIT_USAGE;
+	}
+	return CLI_EXIT_OK;
+}
+
 /* --cgroup as given is resolved here (for a clear error), --pid into that process's cgroup. */
-int cli_target_resolve(const struct cli_target *target, char *out, size_t size, bool required)
+static int cli_target_path(const struct cli_target *target, char *out, size_t size)
 {
 	int err;
 
-	if (!target->cgroup && !target->pid) {
-		if (required)
-			return cli_usage_error("a target is required: --cgroup PATH or --pid PID");
-		out[0] = '\0';
-		return CLI_EXIT_OK;
-	}
+	if (target->container)
+		return cli_container_resolve(target, out, size);
 	if (target->cgroup) {
 		err = cgroup_resolve(target->cgroup, out, size);
 		if (err)
@@ -110,6 +121,23 @@ int cli_target_resolve(const struct cli_target *target, char *out, size_t size, 
 				"process %d: cannot find its cgroup v2: %s", (int)target->pid,
 				strerror(-err));
 	return CLI_EXIT_OK;
+}
+
+int cli_target_resolve(const struct cli_target *target, char *out, size_t size, bool required)
+{
+	int status;
+
+	if (!target->cgroup && !target->pid && !target->container) {
+		if (required)
+			return cli_usage_error("a target is required: --cgroup PATH, --pid PID or "
+					       "--container NAME");
+		out[0] = '\0';
+		return CLI_EXIT_OK;
+	}
+	status = cli_target_path(target, out, size);
+	if (status || !out[0])
+		return status;
+	return cli_target_allowed(out);
 }
 
 void cli_error(const char *fmt, ...)
@@ -196,7 +224,8 @@ int cli_reply_exit(json_t *reply)
 		return CLI_EXIT_OK;
 	code = cli_reply_code(reply);
 	if (!strcmp(code, "invalid_policy") || !strcmp(code, "bad_request") ||
-	    !strcmp(code, "bad_json") || !strcmp(code, "unknown_op"))
+	    !strcmp(code, "bad_json") || !strcmp(code, "unknown_op") ||
+	    !strcmp(code, "refused_target"))
 		return CLI_EXIT_USAGE;
 	return CLI_EXIT_FAILED;
 }

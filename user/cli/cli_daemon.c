@@ -23,6 +23,7 @@ enum {
 	CLI_DAEMON_METRICS_LISTEN,
 	CLI_DAEMON_DNS_RATE,
 	CLI_DAEMON_ACCEPT_VSOCK,
+	CLI_DAEMON_POLICY_DIR,
 };
 
 /* A name's TTL bounds and grace: at most a day. */
@@ -50,6 +51,9 @@ const struct cli_option cli_daemon_options[] = {
 	 "DNS queries per second per sandbox, bursts of twice that (default 200)"},
 	{"accept-vsock", NULL, CLI_DAEMON_ACCEPT_VSOCK, 0,
 	 "verify passes a live vsock transport that nothing refuses (no BPF LSM), with a warning"},
+	{"policy-dir", "DIR", CLI_DAEMON_POLICY_DIR, 0,
+	 "policies by name, DIR/NAME.json, for the OCI hook's io.bfbpf.policy=NAME "
+	 "(default " DAEMON_DEFAULT_POLICY_DIR ")"},
 	{"log-level", "LEVEL", CLI_DAEMON_LOG_LEVEL, 0,
 	 "error, warn, info or debug: what goes to stderr (default info)"},
 	{0},
@@ -109,6 +113,11 @@ static int cli_daemon_option(struct cli_args *args, int id, const char *value, v
 	case CLI_DAEMON_NO_EVENTS:
 		daemon->events = false;
 		return CLI_EXIT_OK;
+	case CLI_DAEMON_POLICY_DIR:
+		if (value[0] != '/')
+			return cli_usage_error("--policy-dir %s: must be an absolute path", value);
+		daemon->policy_dir = value;
+		return CLI_EXIT_OK;
 	case CLI_DAEMON_METRICS_LISTEN:
 		daemon->metrics_listen = value;
 		return CLI_EXIT_OK;
@@ -133,6 +142,7 @@ int cli_daemon(const struct cli_command *command, int argc, char **argv)
 		.bpffs_dir = DAEMON_DEFAULT_BPFFS,
 		.socket_group = (gid_t)-1,
 		.client_timeout_seconds = 30,
+		.policy_dir = DAEMON_DEFAULT_POLICY_DIR,
 	};
 	struct cli_args args;
 	int status;

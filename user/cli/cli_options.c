@@ -22,6 +22,11 @@ static const struct cli_option cli_target_options[] = {
 	{"cgroup", "PATH", CLI_OPTION_CGROUP, 0,
 	 "the sandbox's cgroup v2 directory (absolute, or relative to the cgroup2 mount)"},
 	{"pid", "PID", CLI_OPTION_PID, 0, "the cgroup v2 of this process"},
+	{"container", "NAME|ID", CLI_OPTION_CONTAINER, 0,
+	 "a running Docker or Podman container: its cgroup and network namespace; the daemon "
+	 "keeps its policy across restarts"},
+	{"runtime", "RUNTIME", CLI_OPTION_RUNTIME, 0,
+	 "docker or podman, for --container (default: the one installed)"},
 	{0},
 };
 
@@ -59,7 +64,8 @@ static const struct cli_option cli_json_options[] = {
 	{0},
 };
 
-static const char cli_target_grammar[] = "TARGET := --cgroup PATH | --pid PID\n";
+static const char cli_target_grammar[] =
+	"TARGET := --cgroup PATH | --pid PID | --container NAME|ID [--runtime docker|podman]\n";
 static const char cli_policy_grammar[] =
 	"POLICY := --policy FILE.json | --mode public|no-network|allowlist [--allow ENTRY]...\n"
 	"          [--model-endpoint HOST:PORT]... [--no-model-endpoint]\n"
@@ -118,6 +124,7 @@ static void cli_getopt_add(const struct cli_option *option, void *ctx)
 void cli_args_init(struct cli_args *args)
 {
 	memset(args, 0, sizeof(*args));
+	args->target.info = &args->container;
 	names_config_default(&args->resolver.names);
 }
 
@@ -155,6 +162,14 @@ static int cli_shared_option(struct cli_args *args, int id, const char *value)
 		if (!status)
 			args->target.pid = (pid_t)number;
 		return status;
+	case CLI_OPTION_CONTAINER:
+		args->target.container = value;
+		return CLI_EXIT_OK;
+	case CLI_OPTION_RUNTIME:
+		if (strcmp(value, "docker") && strcmp(value, "podman"))
+			return cli_usage_error("--runtime %s: expected docker or podman", value);
+		args->target.runtime = value;
+		return CLI_EXIT_OK;
 	case CLI_OPTION_POLICY:
 		args->policy.file = value;
 		return CLI_EXIT_OK;
@@ -206,6 +221,10 @@ static int cli_parse_operands(const struct cli_command *command, int argc, char 
 	}
 	if (args->target.cgroup && args->target.pid)
 		return cli_usage_error("--cgroup and --pid are exclusive");
+	if (args->target.container && (args->target.cgroup || args->target.pid))
+		return cli_usage_error("--container is exclusive with --cgroup and --pid");
+	if (args->target.runtime && !args->target.container)
+		return cli_usage_error("--runtime goes with --container");
 	return CLI_EXIT_OK;
 }
 

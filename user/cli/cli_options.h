@@ -15,6 +15,7 @@
 #include <sys/types.h>
 #include <jansson.h>
 
+#include "lib/container.h"
 #include "lib/policy.h"
 #include "dns/resolver.h"
 
@@ -40,6 +41,8 @@ enum cli_option_id {
 	CLI_OPTION_SOCKET,
 	CLI_OPTION_JSON,
 	CLI_OPTION_DNS_SERVER,
+	CLI_OPTION_CONTAINER,
+	CLI_OPTION_RUNTIME,
 	CLI_OPTION_OWN = 1100,
 };
 
@@ -56,7 +59,7 @@ struct cli_option {
 
 /* Option groups and operands of a command (struct cli_command.groups). */
 enum cli_group {
-	CLI_GROUP_TARGET = 1u << 0,	     /* --cgroup PATH | --pid PID */
+	CLI_GROUP_TARGET = 1u << 0,	     /* --cgroup PATH | --pid PID | --container NAME */
 	CLI_GROUP_TARGET_REQUIRED = 1u << 1, /* ... and one of them is required */
 	CLI_GROUP_POLICY = 1u << 2,	     /* --policy FILE | --mode MODE [--allow ENTRY]... */
 	CLI_GROUP_SOCKET = 1u << 3,	     /* --socket PATH */
@@ -74,10 +77,15 @@ struct cli_command {
 	const struct cli_option *options; /* its own, ended by {0}; may be NULL */
 };
 
-/* Where a command applies: at most one of these (a later --container joins them). */
+/* Where a command applies: at most one of these. */
 struct cli_target {
-	const char *cgroup; /* --cgroup PATH, as given */
-	pid_t pid;	    /* --pid PID; 0: not given */
+	const char *cgroup;    /* --cgroup PATH, as given */
+	pid_t pid;	       /* --pid PID; 0: not given */
+	const char *container; /* --container NAME|ID, as given */
+	const char *runtime;   /* --runtime docker|podman; NULL: the one installed */
+	/* --container: what the runtime said (id, name, pid), filled by cli_target_resolve. */
+	struct container_info *info;
+	bool stopped_ok; /* detach: a stopped container resolves to no cgroup ("") */
 };
 
 /* The policy options as given; cli_policy_build() makes a policy of them. */
@@ -94,6 +102,7 @@ struct cli_policy_args {
 /* What the shared options leave; the command's own options go to its handler. */
 struct cli_args {
 	struct cli_target target;
+	struct container_info container; /* where target.info points */
 	struct cli_policy_args policy;
 	struct resolver_options resolver; /* --dns-server; names at their defaults */
 	const char *socket;		  /* NULL: $BFBPF_SOCKET, else the default */
@@ -145,9 +154,16 @@ int cli_policy_build_loopback(const struct cli_policy_args *args, bool allow_loo
 			      struct policy *out);
 /*
  * The cgroup path to send: "" when no target is given and none is required.
+ * --container fills target->info (cli_container.c). A target that is the
+ * cgroup2 root or holds PID 1 or this process is refused (CLI_EXIT_USAGE).
  * Fails (through cli_fail) with no_cgroup, no_process or bad_request.
  */
 int cli_target_resolve(const struct cli_target *target, char *out, size_t size, bool required);
+
+/* cli_container.c: the cgroup of --container (running), into out; an exit status. */
+int cli_container_resolve(const struct cli_target *target, char *out, size_t size);
+/* The request's "container" object for --container, or NULL without one. */
+json_t *cli_container_json(const struct cli_target *target);
 
 /* "bfbpf: ..." on stderr, one line. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

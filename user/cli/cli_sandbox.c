@@ -72,20 +72,24 @@ static json_t *cli_sandbox_request(const char *op, const char *cgroup, const str
 				   const struct cli_sandbox_args *own,
 				   const struct cli_target *target)
 {
-	json_t *request = json_pack("{s:s}", "op", op);
+	json_t *request = json_pack("{s:s}", "op", op), *container;
+	pid_t pid = target->container ? target->info->pid : target->pid;
 	char netns[64];
 
 	if (!request)
 		return NULL;
+	container = cli_container_json(target);
+	if (container)
+		json_object_set_new(request, "container", container);
 	if (cgroup[0])
 		json_object_set_new(request, "cgroup", json_string(cgroup));
 	if (policy)
 		json_object_set_new(request, "policy", policy_to_json(policy));
 	if (own->netns) {
 		json_object_set_new(request, "netns", json_string(own->netns));
-	} else if (target->pid && !strcmp(op, "attach")) {
-		/* --pid implies that process's network namespace. */
-		snprintf(netns, sizeof(netns), "/proc/%d/ns/net", (int)target->pid);
+	} else if (pid && !strcmp(op, "attach")) {
+		/* --pid and --container imply that process's network namespace. */
+		snprintf(netns, sizeof(netns), "/proc/%d/ns/net", (int)pid);
 		json_object_set_new(request, "netns", json_string(netns));
 	}
 	if (own->max_age >= 0)
@@ -103,6 +107,7 @@ static void cli_sandbox_print_status(json_t *reply)
 	json_array_foreach(json_object_get(reply, "sandboxes"), i, item)
 	{
 		json_t *policy = json_object_get(item, "policy");
+		json_t *container = json_object_get(item, "container");
 
 		printf("%s  id %lld  %s  generation %lld  entries %lld  digest %s\n",
 		       json_string_value(json_object_get(item, "cgroup")),
@@ -112,6 +117,11 @@ static void cli_sandbox_print_status(json_t *reply)
 		       json_integer_value(json_object_get(item, "generation")),
 		       json_integer_value(json_object_get(item, "entries")),
 		       json_string_value(json_object_get(item, "digest")));
+		if (container)
+			printf("  container %s %s (%s)\n",
+			       json_string_value(json_object_get(container, "runtime")),
+			       json_string_value(json_object_get(container, "name")),
+			       json_string_value(json_object_get(container, "id")));
 	}
 	if (!json_array_size(json_object_get(reply, "sandboxes")))
 		printf("no sandboxes attached\n");
@@ -137,6 +147,9 @@ static void cli_sandbox_print_human(const char *op, json_t *reply)
 		cli_sandbox_print_status(reply);
 	} else if (!strcmp(op, "verify")) {
 		cli_sandbox_print_verify(reply);
+	} else if (!strcmp(op, "detach") && json_object_get(reply, "forgotten")) {
+		printf("forgot container %s\n",
+		       json_string_value(json_object_get(reply, "forgotten")));
 	} else if (!strcmp(op, "detach")) {
 		printf("detached %s\n", json_string_value(json_object_get(reply, "cgroup")));
 	} else {
@@ -189,6 +202,7 @@ int cli_sandbox(const struct cli_command *command, int argc, char **argv)
 			goto cleanup;
 		have_policy = true;
 	}
+	args.target.stopped_ok = !strcmp(command->name, "detach");
 	status = cli_target_resolve(&args.target, cgroup, sizeof(cgroup),
 				    command->groups & CLI_GROUP_TARGET_REQUIRED);
 	if (status)

@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/cgroup.h"
 #include "ctl.h"
+#include "ctl_internal.h"
 #include "sandbox/events.h"
 #include "lib/log.h"
 #include "metrics.h"
@@ -25,6 +27,58 @@ static int ctl_fail(struct sandbox_error *error, const char *code, const char *m
 	error->code = code;
 	snprintf(error->message, sizeof(error->message), "%s", message);
 	return -EINVAL;
+}
+
+/* "container": {"id": 64 hex digits, "name": "...", "runtime": "docker"|"podman"|"cri-o"}. */
+static int ctl_container_field(json_t *value, struct container_ref *out,
+			       struct sandbox_error *error)
+{
+	const char *id = NULL, *name = "", *runtime = NULL;
+
+	if (json_unpack(value, "{s:s, s?s, s:s !}", "id", &id, "name", &name, "runtime",
+			&runtime) ||
+	    !container_id_valid(id) || strlen(name) >= sizeof(out->name) ||
+	    !container_runtime_valid(runtime))
+		return ctl_fail(error, "bad_request",
+				"\"container\" must be {\"id\": 64 lowercase hex digits, \"name\": "
+				"a string, \"runtime\": docker, podman or cri-o}");
+	snprintf(out->id, sizeof(out->id), "%s", id);
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	snprintf(out->runtime, sizeof(out->runtime), "%s", runtime);
+	return 0;
+}
+
+/* A policy name: what may name a file of the policy directory, and nothing more. */
+static bool ctl_policy_name_valid(const char *name)
+{
+	size_t length =
+		strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			     "._-");
+
+	return length && length == strlen(name) && length <= 128 && name[0] != '.';
+}
+
+/* The policy of an attach or update: an object, or (attach) a name or a container's record. */
+static int ctl_request_policy(struct ctl_request *request, struct sandbox_error *error)
+{
+	json_t *value = json_object_get(request->root, "policy");
+
+	if (!value) {
+		/* A container's attach may rely on its record (the OCI hook after a restart). */
+		if (request->op == CTL_OP_ATTACH &&
+		    (request->policy_name || request->has_container))
+			return 0;
+		return ctl_fail(error, "bad_request", "missing field \"policy\"");
+	}
+	if (request->policy_name)
+		return ctl_fail(error, "bad_request",
+				"\"policy\" and \"policy_name\" are exclusive");
+	if (policy_from_json(value, &request->policy, error->message, sizeof(error->message))) {
+		error->code = "invalid_policy";
+		return -EINVAL;
+	}
+	request->has_policy = true;
+	return 0;
 }
 
 static int ctl_request_fields(struct ctl_request *request, struct sandbox_error *error)
@@ -73,6 +127,19 @@ static int ctl_request_fields(struct ctl_request *request, struct sandbox_error 
 			if (!json_is_object(value))
 				return ctl_fail(error, "bad_request",
 						"\"policy\" must be an object");
+		} else if (!strcmp(key, "policy_name") && request->op == CTL_OP_ATTACH) {
+			if (!json_is_string(value) ||
+			    !ctl_policy_name_valid(json_string_value(value)))
+				return ctl_fail(
+					error, "bad_request",
+					"\"policy_name\" must be a name of letters, digits, "
+					"'.', '_' and '-'");
+			request->policy_name = json_string_value(value);
+		} else if (!strcmp(key, "container") && request->op != CTL_OP_LOG &&
+			   request->op != CTL_OP_METRICS) {
+			if (ctl_container_field(value, &request->container, error))
+				return -EINVAL;
+			request->has_container = true;
 		} else {
 			char message[160];
 
@@ -81,19 +148,12 @@ static int ctl_request_fields(struct ctl_request *request, struct sandbox_error 
 			return ctl_fail(error, "bad_request", message);
 		}
 	}
-	if (wants_cgroup && !request->cgroup)
+	/* A stopped container has no cgroup: its detach only forgets the record. */
+	if (wants_cgroup && !request->cgroup &&
+	    !(request->op == CTL_OP_DETACH && request->has_container))
 		return ctl_fail(error, "bad_request", "missing field \"cgroup\"");
-	if (wants_policy) {
-		value = json_object_get(request->root, "policy");
-		if (!value)
-			return ctl_fail(error, "bad_request", "missing field \"policy\"");
-		if (policy_from_json(value, &request->policy, error->message,
-				     sizeof(error->message))) {
-			error->code = "invalid_policy";
-			return -EINVAL;
-		}
-		request->has_policy = true;
-	}
+	if (wants_policy)
+		return ctl_request_policy(request, error);
 	return 0;
 }
 
@@ -159,7 +219,7 @@ json_t *ctl_reply_error(const char *code, const char *message)
 	return json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", code, "message", message);
 }
 
-static json_t *ctl_reply_ok(json_t *fields)
+json_t *ctl_reply_ok(json_t *fields)
 {
 	json_object_set_new(fields, "ok", json_true());
 	return fields;
@@ -193,6 +253,16 @@ static struct sandbox *ctl_sandbox_of(struct sandbox_registry *registry, const c
 	return sandbox;
 }
 
+/* A sandbox as status shows it, with its container if it confines one. */
+static json_t *ctl_sandbox_json(struct sandbox_registry *registry, struct sandbox *sandbox)
+{
+	json_t *object = sandbox_to_json(registry, sandbox);
+
+	if (object && sandbox->container_id[0])
+		json_object_set_new(object, "container", containers_json_of(registry, sandbox));
+	return object;
+}
+
 static json_t *ctl_status(struct sandbox_registry *registry, const char *cgroup)
 {
 	json_t *list = json_array(), *reply = NULL;
@@ -204,10 +274,10 @@ static json_t *ctl_status(struct sandbox_registry *registry, const char *cgroup)
 			json_decref(list);
 			return reply;
 		}
-		json_array_append_new(list, sandbox_to_json(registry, sandbox));
+		json_array_append_new(list, ctl_sandbox_json(registry, sandbox));
 	} else {
 		for (size_t i = 0; i < registry->count; i++)
-			json_array_append_new(list, sandbox_to_json(registry, registry->items[i]));
+			json_array_append_new(list, ctl_sandbox_json(registry, registry->items[i]));
 	}
 	return ctl_reply_ok(json_pack("{s:o}", "sandboxes", list));
 }
@@ -318,48 +388,12 @@ static json_t *ctl_metrics(struct sandbox_registry *registry)
 	return reply;
 }
 
-/*
- * A socket that no address hook judges (packet, XDP, vsock; raw or ping
- * opened before) outlives a relock: in a restrictive mode, its holders are
- * killed when the request asks (kill_holders), else the request fails naming
- * them (before the flip: the previous policy stays). *killed adds the kills;
- * NULL: go on.
- */
-static json_t *ctl_holders_settle(struct sandbox *sandbox, const struct policy *policy, bool kill,
-				  bool applied, int *killed)
-{
-	const char *state =
-		applied ? "the policy is applied" : "the previous policy stays in force";
-	char names[512], message[1024];
-	int left, now = 0;
-
-	if (policy->mode == POLICY_MODE_PUBLIC)
-		return NULL;
-	left = verify_socket_holders(sandbox->path, kill, names, sizeof(names), &now);
-	*killed += now;
-	if (now)
-		log_warn("%s: killed %d processes holding sockets that %s refuses: %s",
-			 sandbox->path, now, policy_mode_name(policy->mode), names);
-	if (left < 0) {
-		snprintf(message, sizeof(message),
-			 "cannot inspect the sockets of %s's processes: %s; %s", sandbox->path,
-			 strerror(-left), state);
-		return ctl_reply_error("kernel", message);
-	}
-	if (!left)
-		return NULL;
-	snprintf(message, sizeof(message),
-		 "%s: %s; these sockets pass no address hook and outlive a relock to %s; %s; end "
-		 "them, or ask for kill_holders (--kill-holders)",
-		 sandbox->path, names, policy_mode_name(policy->mode), state);
-	return ctl_reply_error("sockets_held", message);
-}
-
 static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request *request,
 			   struct ctl_pending *pending)
 {
 	struct sandbox_error error = {.code = "internal"};
 	struct sandbox *sandbox = NULL;
+	bool recorded = false;
 	json_t *reply = NULL;
 	int killed = 0;
 
@@ -371,34 +405,36 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 	case CTL_OP_METRICS:
 		return ctl_metrics(registry);
 	case CTL_OP_ATTACH:
-		if (sandbox_attach(registry, request->cgroup, request->netns, &request->policy,
-				   &sandbox, &error))
-			return ctl_reply_error(error.code, error.message);
+		reply = ctl_attach(registry, request, &sandbox, &recorded);
+		if (reply)
+			return reply;
 		/* Attached first (a refusal would leave it open); what was opened before goes. */
 		if (request->kill_holders &&
 		    (reply = ctl_holders_settle(sandbox, &sandbox->policy, true, true, &killed)))
 			return reply;
 		break;
 	default:
+		if (!request->cgroup) { /* detach of a stopped container (ctl_request_fields) */
+			containers_forget(registry, request->container.id);
+			return ctl_reply_ok(json_pack("{s:s}", "forgotten", request->container.id));
+		}
 		sandbox = ctl_sandbox_of(registry, request->cgroup, &reply);
 		if (!sandbox)
 			return reply;
 		if (request->op == CTL_OP_VERIFY)
 			return ctl_verify(registry, sandbox, request->max_age);
-		if (request->op == CTL_OP_DETACH) {
-			char path[PATH_MAX];
-
-			snprintf(path, sizeof(path), "%s", sandbox->path);
-			if (sandbox_detach(registry, sandbox, &error))
-				return ctl_reply_error(error.code, error.message);
-			return ctl_reply_ok(json_pack("{s:s}", "cgroup", path));
-		}
+		if (request->op == CTL_OP_DETACH)
+			return ctl_detach(registry, request, sandbox);
 		reply = ctl_holders_settle(sandbox, &request->policy, request->kill_holders, false,
 					   &killed);
 		if (reply)
 			return reply;
 		if (sandbox_update(registry, sandbox, &request->policy, &error))
 			return ctl_reply_error(error.code, error.message);
+		/* The container's record follows: its next start gets this policy. */
+		if (containers_remember(registry, sandbox,
+					request->has_container ? &request->container : NULL))
+			log_error("%s: cannot record its container's new policy", sandbox->path);
 		/* One opened between the walk and the flip: killed, or named. */
 		reply = ctl_holders_settle(sandbox, &sandbox->policy, request->kill_holders, true,
 					   &killed);
@@ -410,6 +446,10 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 				       (json_int_t)sandbox->cgroup_id));
 	if (reply && request->kill_holders)
 		json_object_set_new(reply, "killed_holders", json_integer(killed));
+	if (sandbox->container_id[0]) {
+		json_object_set_new(reply, "container", containers_json_of(registry, sandbox));
+		json_object_set_new(reply, "recorded_policy", json_boolean(recorded));
+	}
 	if (!sandbox_names_settled(registry, sandbox)) {
 		pending->active = true;
 		pending->cgroup_id = sandbox->cgroup_id;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <jansson.h>
 
+#include "sandbox/containers.h"
 #include "sandbox/sandbox.h"
 
 /*
@@ -39,6 +40,10 @@ struct ctl_request {
 	bool kill_holders;    /* attach, update: kill what holds a socket the mode refuses */
 	struct policy policy; /* attach and update */
 	bool has_policy;
+	const char *policy_name; /* attach: a policy of the daemon's --policy-dir, by name */
+	/* attach, update, detach, verify: the container the cgroup belongs to */
+	struct container_ref container;
+	bool has_container;
 	json_t *root; /* owns the strings above */
 };
 

@@ -33,6 +33,7 @@
 #include "lib/log.h"
 #include "dns/resolver.h"
 #include "dns/responder.h"
+#include "sandbox/containers.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/verify.h"
 
@@ -137,6 +138,7 @@ static void daemon_tick(struct daemon *daemon)
 		return;
 	sandbox_registry_reap(&daemon->registry);
 	sandbox_registry_recover(&daemon->registry);
+	containers_tick(&daemon->registry);
 	verify_registry_periodic(&daemon->registry);
 	/* The map snapshot of the checks is large and brief: give its memory back. */
 	malloc_trim(0);
@@ -158,6 +160,8 @@ static void daemon_after_events(struct daemon *daemon)
 	for (size_t i = 0; i < daemon->registry.count; i++)
 		if (daemon->registry.items[i]->responder)
 			responder_poll(daemon->registry.items[i]->responder);
+	/* Re-created cgroups of recorded containers whose process has shown up. */
+	containers_poll(&daemon->registry);
 	/* Replies are out: now the entries of replaced generations go. */
 	sandbox_registry_collect(&daemon->registry);
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
@@ -191,6 +195,10 @@ static int daemon_wait_ms(const struct daemon *daemon)
 		    responder_has_pending(daemon->registry.items[i]->responder) &&
 		    now + 100 < earliest)
 			earliest = now + 100;
+	/* A re-created container cgroup waits for its first process: look every few ms. */
+	if (containers_wait_ms(&daemon->registry) >= 0 &&
+	    now + (uint64_t)containers_wait_ms(&daemon->registry) < earliest)
+		earliest = now + (uint64_t)containers_wait_ms(&daemon->registry);
 	if (earliest == UINT64_MAX)
 		return -1;
 	return earliest > now ? (int)(earliest - now) : 0;
@@ -255,6 +263,8 @@ static int daemon_loop(struct daemon *daemon)
 			else if (daemon_responder_handle(daemon, fd, events[i].events))
 				continue;
 			else if (events_handle_fd(daemon->events, fd, events[i].events))
+				continue;
+			else if (containers_handle_fd(&daemon->registry, fd))
 				continue;
 			else if (fd == daemon->metrics_fd)
 				daemon_metrics_serve(daemon);
@@ -391,6 +401,7 @@ static void daemon_close(struct daemon *daemon, int lock_fd, struct loader *load
 		close(daemon->timer_fd);
 	if (daemon->signal_fd >= 0)
 		close(daemon->signal_fd);
+	containers_close(&daemon->registry);
 	sandbox_registry_free(&daemon->registry);
 	events_close(daemon->events);
 	if (daemon->metrics_fd >= 0)
@@ -444,6 +455,15 @@ int daemon_run(const struct daemon_options *options)
 	err = sandbox_registry_adopt(&daemon.registry);
 	if (err)
 		goto cleanup;
+	/* After the adoption: a record names the sandbox it already has, or waits for one. */
+	daemon.registry.policy_dir = options->policy_dir;
+	err = containers_open(&daemon.registry, state_dir);
+	if (!err)
+		err = daemon_epoll_add(&daemon, containers_fd(&daemon.registry));
+	if (err) {
+		log_error("container records in %s: %s", state_dir, strerror(-err));
+		goto cleanup;
+	}
 	/* After the adoption, which reads the maps whole: from now on, replies come first. */
 	if (background_start(&daemon.registry.background))
 		log_warn("no background worker: deletes and state files run in the loop");

@@ -10,6 +10,7 @@
 
 #define DAEMON_DEFAULT_SOCKET "/run/bfbpf/bfbpf.sock"
 #define DAEMON_DEFAULT_BPFFS "/sys/fs/bpf/bfbpf"
+#define DAEMON_DEFAULT_POLICY_DIR "/etc/bfbpf/policies"
 
 struct daemon_options {
 	const char *socket_path;
@@ -23,6 +24,7 @@ struct daemon_options {
 	const char *metrics_listen; /* ADDR:PORT for Prometheus scrapes, or NULL */
 	unsigned int dns_rate;	    /* DNS queries per second per sandbox */
 	bool accept_vsock;	    /* verify passes a live vsock transport (with a warning) */
+	const char *policy_dir;	    /* NAME.json: the policies attach may name */
 };
 
 /* Runs until SIGINT or SIGTERM; sandboxes stay enforced after it returns. */

@@ -80,6 +80,12 @@ char *metrics_text(struct sandbox_registry *registry)
 		return NULL;
 	fprintf(out, "# HELP bfbpf_sandboxes Sandboxes attached.\n# TYPE bfbpf_sandboxes gauge\n");
 	fprintf(out, "bfbpf_sandboxes %zu\n", registry->count);
+	fprintf(out, "# HELP bfbpf_cgroups_gone_total Sandboxes forgotten because their cgroup was "
+		     "removed.\n# TYPE bfbpf_cgroups_gone_total counter\n");
+	fprintf(out, "bfbpf_cgroups_gone_total %llu\n", (unsigned long long)registry->cgroups_gone);
+	fprintf(out, "# HELP bfbpf_reapplied_total Containers' current policies re-applied to "
+		     "their re-created cgroup.\n# TYPE bfbpf_reapplied_total counter\n");
+	fprintf(out, "bfbpf_reapplied_total %llu\n", (unsigned long long)registry->reapplied);
 	fprintf(out, "# HELP bfbpf_lockdown_ok 1 if the last periodic check of the sandbox "
 		     "passed.\n# TYPE bfbpf_lockdown_ok gauge\n");
 	fprintf(out, "# HELP bfbpf_verdicts_total Verdicts of the BPF hooks (egress counts "

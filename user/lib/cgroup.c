@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,4 +179,41 @@ int cgroup_kill_and_remove(const char *path)
 		nanosleep(&pause, NULL);
 	}
 	return -EBUSY;
+}
+
+/* Is inner the same directory as outer, or below it? */
+static bool cgroup_path_within(const char *inner, const char *outer)
+{
+	size_t length = strlen(outer);
+
+	return !strncmp(inner, outer, length) && (inner[length] == '/' || inner[length] == '\0');
+}
+
+int cgroup_target_check(const char *path, char *why, size_t size)
+{
+	static const pid_t holders[] = {0, 1}; /* 0: this process */
+	char mount[PATH_MAX], held[PATH_MAX];
+	int err;
+
+	err = cgroup_mount_find(mount, sizeof(mount));
+	if (err)
+		return err;
+	if (!strcmp(path, mount)) {
+		snprintf(why, size, "%s is the cgroup2 root: it holds every process of the host",
+			 path);
+		return -EPERM;
+	}
+	for (size_t i = 0; i < sizeof(holders) / sizeof(holders[0]); i++) {
+		pid_t pid = holders[i] ? holders[i] : getpid();
+
+		/* A process we cannot read (another pid namespace): nothing to compare. */
+		if (cgroup_of_pid(pid, held, sizeof(held)))
+			continue;
+		if (cgroup_path_within(held, path)) {
+			snprintf(why, size, "%s holds %s (cgroup %s)", path,
+				 holders[i] ? "PID 1" : "the bfbpf process itself", held);
+			return -EPERM;
+		}
+	}
+	return 0;
 }

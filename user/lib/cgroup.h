@@ -22,6 +22,14 @@ int cgroup_of_pid(pid_t pid, char *out, size_t size);
 /* The cgroup id (the kernfs node id the BPF helpers report) of a directory. */
 int cgroup_id_of_path(const char *path, uint64_t *id);
 
+/*
+ * Is this resolved cgroup path one no sandbox may be: the cgroup2 root, or
+ * the cgroup (or an ancestor of the cgroup) of this process or of PID 1?
+ * Confining it would put the host, or the daemon itself, under a policy.
+ * Returns 0 if it may be a target, -EPERM with why filled if not.
+ */
+int cgroup_target_check(const char *path, char *why, size_t size);
+
 /* Move a process into the cgroup (pid 0: the caller). */
 int cgroup_join(const char *path, pid_t pid);
 /* Kill every process in the cgroup and remove it (and nothing else). */

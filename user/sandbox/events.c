@@ -229,6 +229,23 @@ void events_record_dns_refusal(struct events *events, const struct sandbox *sand
 		events_record(events, event, sandbox->cgroup_id, when);
 }
 
+void events_record_lifecycle(struct events *events, const char *what, const struct sandbox *sandbox,
+			     const char *container_id)
+{
+	double when = events_now();
+	json_t *event;
+
+	if (!events)
+		return;
+	event = json_pack("{s:f, s:s, s:s, s:I, s:s}", "time", when, "verdict", what, "cgroup",
+			  sandbox->path, "cgroup_id", (json_int_t)sandbox->cgroup_id, "hook",
+			  "lifecycle");
+	if (event && container_id && container_id[0])
+		json_object_set_new(event, "container", json_string(container_id));
+	if (event)
+		events_record(events, event, sandbox->cgroup_id, when);
+}
+
 int events_open(struct loader *loader, struct sandbox_registry *registry, int epoll_fd,
 		struct events **out)
 {
@@ -361,6 +378,18 @@ void events_format_line(json_t *event, char *out, size_t size)
 	size_t i, used = 0;
 
 	events_format_time(json_real_value(json_object_get(event, "time")), when, sizeof(when));
+	if (hook && !strcmp(hook, "lifecycle")) {
+		const char *container = json_string_value(json_object_get(event, "container"));
+
+		snprintf(out, size, "%s %s %s (cgroup id %lld)%s%s", when,
+			 !strcmp(json_string_value(json_object_get(event, "verdict")), "reapplied")
+				 ? "REAPPLIED"
+				 : "CGROUP-GONE",
+			 json_string_value(json_object_get(event, "cgroup")),
+			 json_integer_value(json_object_get(event, "cgroup_id")),
+			 container ? " container " : "", container ? container : "");
+		return;
+	}
 	if (hook && !strcmp(hook, "dns")) {
 		snprintf(out, size, "%s REFUSE dns %s (type %lld) %s", when,
 			 json_string_value(json_object_get(event, "name")),

@@ -33,6 +33,14 @@ bool events_handle_fd(struct events *events, int fd, uint32_t events_mask);
 void events_record_dns_refusal(struct events *events, const struct sandbox *sandbox,
 			       const char *name, unsigned int qtype);
 
+/*
+ * A sandbox's life, for `bfbpf log` and metrics: "cgroup_gone" (its cgroup was
+ * removed; the sandbox is forgotten), "reapplied" (a container's policy was
+ * attached to its re-created cgroup). container_id may be "" or NULL.
+ */
+void events_record_lifecycle(struct events *events, const char *what, const struct sandbox *sandbox,
+			     const char *container_id);
+
 /* Events of the history (of one cgroup id, 0: all) not older than since_seconds (<0: all). */
 json_t *events_history(struct events *events, uint64_t cgroup_id, double since_seconds);
 /* Streams every later event (of cgroup_id, 0: all) to fd, one JSON line each, until it closes. */

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "lib/allowset.h"
+#include "lib/container.h"
 #include "loader/loader.h"
 #include "lib/policy.h"
 
@@ -59,10 +60,13 @@ struct sandbox {
 	uint64_t state_due_ms;		 /* when its last state write was due (CLOCK_MONOTONIC) */
 	bool needs_refresh;		 /* a name was learned: its addresses need programming */
 	bool names_settled;		 /* every name of the policy answered once (cached) */
+	/* The container it confines ("" none): its record keeps the policy across restarts. */
+	char container_id[CONTAINER_ID_LENGTH + 1];
 };
 
 struct resolver;
 struct background;
+struct containers;
 
 struct sandbox_registry {
 	struct loader *loader;
@@ -84,6 +88,11 @@ struct sandbox_registry {
 	struct sandbox_garbage *garbage;
 	/* Runs what comes after a reply; NULL: the loop runs it (bfbpf run). Stopped by free. */
 	struct background *background;
+	/* Containers whose policy follows them across restarts (containers.h); NULL: none. */
+	struct containers *containers;
+	const char *policy_dir; /* policies by name (NAME.json); NULL: none */
+	uint64_t cgroups_gone;	/* sandboxes forgotten because their cgroup was removed */
+	uint64_t reapplied;	/* containers' policies re-applied to a re-created cgroup */
 };
 
 /* Error reported to a client: a code from the control-socket contract and a message. */

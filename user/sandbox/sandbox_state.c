@@ -15,6 +15,7 @@
 #include "lib/cgroup.h"
 #include "lib/log.h"
 #include "dns/resolver.h"
+#include "events.h"
 #include "sandbox.h"
 #include "sandbox_internal.h"
 
@@ -427,7 +428,11 @@ int sandbox_registry_reap(struct sandbox_registry *registry)
 
 		if (!sandbox_cgroup_gone(sandbox))
 			continue;
-		log_info("cgroup %s was removed; forgetting its sandbox", sandbox->path);
+		log_info("cgroup %s was removed; forgetting its sandbox%s", sandbox->path,
+			 sandbox->container_id[0] ? " (its container's record stays)" : "");
+		registry->cgroups_gone++;
+		events_record_lifecycle(registry->events, "cgroup_gone", sandbox,
+					sandbox->container_id);
 		if (!sandbox_detach(registry, sandbox, &error))
 			reaped++;
 	}

@@ -73,6 +73,60 @@ static void test_valid_requests(void **state)
 	ctl_request_free(&request);
 }
 
+#define CTL_TEST_ID "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* The container of a request, and the policy a hook may leave to a name or a record. */
+static void test_container_requests(void **state)
+{
+	struct sandbox_error error = {0};
+	struct ctl_request request;
+	const char *line;
+
+	(void)state;
+	line = "{\"op\":\"attach\",\"cgroup\":\"sb\",\"container\":{\"id\":\"" CTL_TEST_ID
+	       "\",\"name\":\"web\",\"runtime\":\"podman\"},\"policy_name\":\"install\"}";
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_true(request.has_container);
+	assert_string_equal(request.container.id, CTL_TEST_ID);
+	assert_string_equal(request.container.name, "web");
+	assert_string_equal(request.container.runtime, "podman");
+	assert_string_equal(request.policy_name, "install");
+	assert_false(request.has_policy);
+	ctl_request_free(&request);
+
+	/* A hook without a selection: the daemon's record decides. */
+	line = "{\"op\":\"attach\",\"cgroup\":\"sb\",\"container\":{\"id\":\"" CTL_TEST_ID
+	       "\",\"runtime\":\"docker\"}}";
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_true(request.has_container);
+	assert_string_equal(request.container.name, "");
+	ctl_request_free(&request);
+
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"sb\",\"container\":{\"id\":\"abc\","
+		       "\"runtime\":\"podman\"}}",
+		       "bad_request", "container");
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"sb\",\"container\":{\"id\":\"" CTL_TEST_ID
+		       "\",\"runtime\":\"lxc\"}}",
+		       "bad_request", "container");
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"sb\",\"container\":{\"id\":\"" CTL_TEST_ID
+		       "\",\"runtime\":\"podman\",\"extra\":1}}",
+		       "bad_request", "container");
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"sb\",\"policy_name\":\"../etc/x\"}",
+		       "bad_request", "policy_name");
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"sb\",\"policy_name\":\".hidden\"}",
+		       "bad_request", "policy_name");
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"sb\",\"policy_name\":\"a\","
+		       "\"policy\":{\"network_mode\":\"public\"}}",
+		       "bad_request", "exclusive");
+	/* Without a container or a name, attach still needs its policy; update always does. */
+	expect_refused("{\"op\":\"attach\",\"cgroup\":\"sb\"}", "bad_request", "policy");
+	expect_refused("{\"op\":\"update\",\"cgroup\":\"sb\",\"policy_name\":\"a\"}", "bad_request",
+		       "policy_name");
+	expect_refused("{\"op\":\"update\",\"cgroup\":\"sb\",\"container\":{\"id\":\"" CTL_TEST_ID
+		       "\",\"runtime\":\"podman\"}}",
+		       "bad_request", "policy");
+}
+
 static void test_bad_json(void **state)
 {
 	(void)state;
@@ -157,9 +211,10 @@ static void test_reply_error_shape(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_valid_requests), cmocka_unit_test(test_bad_json),
-		cmocka_unit_test(test_bad_shapes),     cmocka_unit_test(test_invalid_policy),
-		cmocka_unit_test(test_too_large),      cmocka_unit_test(test_reply_error_shape),
+		cmocka_unit_test(test_valid_requests),	  cmocka_unit_test(test_container_requests),
+		cmocka_unit_test(test_bad_json),	  cmocka_unit_test(test_bad_shapes),
+		cmocka_unit_test(test_invalid_policy),	  cmocka_unit_test(test_too_large),
+		cmocka_unit_test(test_reply_error_shape),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);
