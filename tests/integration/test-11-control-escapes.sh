@@ -56,18 +56,34 @@ expect_forbidden() {
 		and 'sandbox' in d['error']['message']" || fail "the daemon did not refuse the sandboxed client"
 }
 
+# The CLI's own refusal of a target that holds the caller (before the daemon is asked).
+expect_refused_target() {
+	json_check "$CASEDIR/last.out" "d['ok'] is False and d['error']['code'] == 'refused_target'" ||
+		fail "the CLI did not refuse a target that holds itself"
+}
+
 test_control_sandboxed_root_refused() {
 	world_up
 	daemon_up
 	attach "$CG" --mode allowlist --allow $SRV4
 	caps_empty "$CG"
 	log "uid 0 without capabilities, in the sandbox: update --mode public on its own cgroup"
-	expect_status 1 sbx "$CG" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
+	log "the CLI refuses a target that holds the caller itself (refused_target, exit 2)"
+	expect_status 2 sbx "$CG" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
 		"$BFBPF" update --cgroup "$CG" --mode public --socket "$SOCK" --json
+	expect_refused_target
+	log "a client that skips that check: the daemon refuses it"
+	ctl_script
+	expect_status 0 sbx "$CG" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
+		"$PYTHON" "$CASEDIR/ctl.py" "$SOCK" \
+		"{\"op\":\"update\",\"cgroup\":\"$CG\",\"policy\":{\"network_mode\":\"public\"}}"
 	expect_forbidden
 	log "nor may it detach, or read the status"
-	expect_status 1 sbx "$CG" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
+	expect_status 2 sbx "$CG" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
 		"$BFBPF" detach --cgroup "$CG" --socket "$SOCK" --json
+	expect_refused_target
+	expect_status 0 sbx "$CG" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
+		"$PYTHON" "$CASEDIR/ctl.py" "$SOCK" "{\"op\":\"detach\",\"cgroup\":\"$CG\"}"
 	expect_forbidden
 	expect_status 1 sbx "$CG" "$BFBPF" status --socket "$SOCK" --json
 	expect_forbidden
@@ -90,7 +106,9 @@ test_control_descendant_refused() {
 		--bounding-set=-all -- "$PYTHON" "$CASEDIR/ctl.py" "$SOCK" \
 		"{\"op\":\"update\",\"cgroup\":\"$CG\",\"policy\":{\"network_mode\":\"public\"}}"
 	expect_forbidden
-	expect_status 1 sbx "$child" "$BFBPF" detach --cgroup "$CG" --socket "$SOCK" --json
+	expect_status 2 sbx "$child" "$BFBPF" detach --cgroup "$CG" --socket "$SOCK" --json
+	expect_refused_target
+	expect_status 1 sbx "$child" "$BFBPF" status --socket "$SOCK" --json
 	expect_forbidden
 	expect "$child" "denied tcp $SRV4 7000" "denied udp-sendto $SRV6 9999"
 	expect_listed "$CG" "s['policy']['network_mode'] == 'no-network'"

@@ -87,12 +87,10 @@ static int cli_target_allowed(const char *path)
 {
 	char why[PATH_MAX * 2 + 64];
 
-	if (cgroup_target_check(path, why, sizeof(why)) == -EPERM) {
-		cli_error("refused_target: %s; no sandbox may be the cgroup2 root or hold PID 1 or "
-			  "bfbpf",
-			  why);
-		return CLI_EXIT_USAGE;
-	}
+	if (cgroup_target_check(path, why, sizeof(why)) == -EPERM)
+		return cli_fail(CLI_EXIT_USAGE, "refused_target",
+				"%s; no sandbox may be the cgroup2 root or hold PID 1 or bfbpf",
+				why);
 	return CLI_EXIT_OK;
 }
 
