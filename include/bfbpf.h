@@ -57,11 +57,11 @@
  * an update: the programs read generation and flags from one value.
  */
 struct bfbpf_sandbox {
-	__u32 generation; /* which allow entries apply; unique; 0: not written yet, deny all */
-	__u32 flags;	  /* BFBPF_SANDBOX_* */
-	__u64 digest;	  /* digest of the canonical policy, for verify */
-	__u64 cgroup_id;  /* the attached cgroup, as events name it */
-	__u16 dns_port;	  /* host order; the responder on 127.0.0.1 (and ::1); 0: none */
+	__u32 generation;  /* which allow entries apply; unique; 0: not written yet, deny all */
+	__u32 flags;	   /* BFBPF_SANDBOX_* */
+	__u64 digest;	   /* digest of the canonical policy, for verify */
+	__u64 cgroup_id;   /* the attached cgroup, as events name it */
+	__u16 dns_port;	   /* host order; the responder on 127.0.0.1 (and ::1); 0: none */
 	__u16 guard_level; /* BFBPF_SANDBOX_GUARD: the level of the guard's own cgroup (root 0) */
 	__u32 reserved32;
 };

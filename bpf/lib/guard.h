@@ -55,8 +55,7 @@ static __always_inline int guard_origin_registered(const struct bfbpf_sandbox *g
  * before any guard above it was attached: strict, it gets the guard's
  * default (falling back to the current task would reopen the hole above).
  */
-static __always_inline int guard_defers_sock(const struct bfbpf_sandbox *guard,
-					     struct bpf_sock *sk)
+static __always_inline int guard_defers_sock(const struct bfbpf_sandbox *guard, struct bpf_sock *sk)
 {
 	const struct bfbpf_guard_origin *origin;
 

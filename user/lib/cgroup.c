@@ -118,6 +118,43 @@ int cgroup_id_of_path(const char *path, uint64_t *id)
 	return 0;
 }
 
+bool cgroup_path_contains(const char *outer, const char *inner)
+{
+	size_t length = strlen(outer);
+
+	while (length > 1 && outer[length - 1] == '/')
+		length--; /* "/sys/fs/cgroup/" contains what "/sys/fs/cgroup" does */
+	return !strncmp(inner, outer, length) && (inner[length] == '/' || inner[length] == '\0');
+}
+
+int cgroup_path_is_protected(const char *path, char *why, size_t size)
+{
+	static const struct {
+		pid_t pid;
+		const char *who;
+	} keep[] = {{0, "this daemon"}, {1, "PID 1"}};
+	char mount[PATH_MAX], cgroup[PATH_MAX];
+	int err;
+
+	err = cgroup_mount_find(mount, sizeof(mount));
+	if (err)
+		return err;
+	if (cgroup_path_contains(path, mount)) {
+		snprintf(why, size, "it is the cgroup2 root (every process of the host)");
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		err = cgroup_of_pid(keep[i].pid ? keep[i].pid : getpid(), cgroup, sizeof(cgroup));
+		if (err)
+			return err;
+		if (!cgroup_path_contains(path, cgroup))
+			continue;
+		snprintf(why, size, "it holds the cgroup of %s (%s)", keep[i].who, cgroup);
+		return 1;
+	}
+	return 0;
+}
+
 static int cgroup_write_file(const char *dir, const char *file, const char *text)
 {
 	char path[PATH_MAX];
