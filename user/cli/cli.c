@@ -38,6 +38,12 @@ static const struct cli_command cli_commands[] = {
 	 CLI_GROUP_TARGET | CLI_GROUP_SOCKET | CLI_GROUP_JSON, cli_log_options},
 	{"metrics", cli_metrics, "Print the daemon's counters as Prometheus text.",
 	 CLI_GROUP_SOCKET, NULL},
+	{"guard", cli_guard,
+	 "Close a cgroup subtree by default (no-network unless a policy is given); attached "
+	 "sandboxes below it keep their own policy.",
+	 CLI_SANDBOX_GROUPS | CLI_GROUP_TARGET_REQUIRED | CLI_GROUP_POLICY, NULL},
+	{"unguard", cli_guard, "Remove a guard.", CLI_SANDBOX_GROUPS | CLI_GROUP_TARGET_REQUIRED,
+	 NULL},
 };
 
 #define CLI_COMMAND_COUNT (sizeof(cli_commands) / sizeof(cli_commands[0]))

@@ -152,7 +152,8 @@ int cli_reply_exit(json_t *reply)
 		return CLI_EXIT_OK;
 	code = cli_reply_code(reply);
 	if (!strcmp(code, "invalid_policy") || !strcmp(code, "bad_request") ||
-	    !strcmp(code, "bad_json") || !strcmp(code, "unknown_op"))
+	    !strcmp(code, "bad_json") || !strcmp(code, "unknown_op") ||
+	    !strcmp(code, "protected_cgroup"))
 		return CLI_EXIT_USAGE;
 	return CLI_EXIT_FAILED;
 }

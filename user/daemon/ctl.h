@@ -27,6 +27,8 @@ enum ctl_op {
 	CTL_OP_VERIFY,
 	CTL_OP_LOG,
 	CTL_OP_METRICS,
+	CTL_OP_GUARD,	/* set a guard, or replace its policy */
+	CTL_OP_UNGUARD, /* remove a guard */
 };
 
 struct ctl_request {
@@ -36,7 +38,7 @@ struct ctl_request {
 	json_int_t max_age;   /* verify: a cached result this fresh will do; -1: none */
 	double since;	      /* log: events at most this many seconds old; -1: all */
 	bool follow;	      /* log: keep streaming events after the reply */
-	struct policy policy; /* attach and update */
+	struct policy policy; /* attach, update and guard */
 	bool has_policy;
 	json_t *root; /* owns the strings above */
 };

@@ -18,6 +18,7 @@
 #include "dns/resolver.h"
 #include "dns/responder.h"
 #include "sandbox.h"
+#include "guard.h"
 #include "sandbox_internal.h"
 
 static void sandbox_error_set(struct sandbox_error *error, const char *code, const char *fmt, ...)
@@ -51,10 +52,12 @@ void sandbox_value(const struct sandbox *sandbox, const struct policy *policy, u
 	memset(value, 0, sizeof(*value));
 	value->generation = generation;
 	value->flags = sandbox_flags(policy) | (sandbox->dns_v6 ? BFBPF_SANDBOX_DNS_V6 : 0) |
-		       (sandbox->events ? BFBPF_SANDBOX_EVENTS : 0);
+		       (sandbox->events ? BFBPF_SANDBOX_EVENTS : 0) |
+		       (sandbox->guard ? BFBPF_SANDBOX_GUARD : 0);
 	value->digest = digest;
 	value->cgroup_id = sandbox->cgroup_id;
 	value->dns_port = sandbox->dns_port;
+	value->guard_level = sandbox->guard_level;
 }
 
 uint32_t sandbox_flags(const struct policy *policy)
@@ -244,6 +247,11 @@ static int sandbox_attach_target(struct sandbox_registry *registry, struct sandb
 			continue; /* adopted without a known path */
 		if (!path_within(sandbox->path, other) && !path_within(other, sandbox->path))
 			continue;
+		/* Below a guard is where sandboxes go: the guard defers to them. */
+		if (path_within(sandbox->path, other) && registry->items[i]->guard)
+			continue;
+		if (path_within(other, sandbox->path) && sandbox->guard)
+			continue;
 		err = -EEXIST;
 		sandbox_error_set(
 			error, "nested",
@@ -258,14 +266,53 @@ static int sandbox_attach_target(struct sandbox_registry *registry, struct sandb
 int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
 		   struct policy *policy, struct sandbox **out, struct sandbox_error *error)
 {
+	return sandbox_attach_role(registry, path, netns, policy, false, out, error);
+}
+
+/*
+ * A guard's level (the depth of its cgroup below the cgroup2 root): the
+ * programs look for registrations below it, down to BFBPF_GUARD_MAX_LEVEL.
+ */
+static int sandbox_guard_level(struct sandbox *sandbox, struct sandbox_error *error)
+{
+	char mount[PATH_MAX];
+	const char *rest;
+	unsigned int level = 0;
+	int err;
+
+	err = cgroup_mount_find(mount, sizeof(mount));
+	if (err) {
+		sandbox_error_set(error, "no_cgroup", "no cgroup2 mount: %s", strerror(-err));
+		return err;
+	}
+	for (rest = sandbox->path + strlen(mount); *rest; rest++)
+		if (*rest == '/' && rest[1] && rest[1] != '/')
+			level++;
+	if (!level || level >= BFBPF_GUARD_MAX_LEVEL) {
+		sandbox_error_set(error, "bad_target",
+				  "cgroup %s is at level %u; a guard goes at levels 1 to %d",
+				  sandbox->path, level, BFBPF_GUARD_MAX_LEVEL - 1);
+		return -EINVAL;
+	}
+	sandbox->guard = true;
+	sandbox->guard_level = (uint16_t)level;
+	return 0;
+}
+
+int sandbox_attach_role(struct sandbox_registry *registry, const char *path, const char *netns,
+			struct policy *policy, bool guard, struct sandbox **out,
+			struct sandbox_error *error)
+{
 	struct sandbox *sandbox = sandbox_new();
 	struct bfbpf_sandbox value = {0};
-	bool entries_written = false, names_referenced = false;
+	bool entries_written = false, names_referenced = false, registered = false;
 	int err;
 
 	if (!sandbox)
 		return -ENOMEM;
 	err = sandbox_attach_target(registry, sandbox, path, netns, error);
+	if (!err && guard)
+		err = sandbox_guard_level(sandbox, error);
 	if (err)
 		goto cleanup;
 	sandbox->digest = policy_digest(policy);
@@ -279,7 +326,8 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	err = sandbox_allowset_compute(registry, policy, NULL, 0, &sandbox->applied);
 	if (err)
 		goto kernel_error;
-	err = sandbox_dns_start(registry, sandbox, 0);
+	/* A guard spans many namespaces: no responder (its port 53 follows its policy). */
+	err = guard ? 0 : sandbox_dns_start(registry, sandbox, 0);
 	if (err) {
 		sandbox_error_set(error, "dns", "starting the DNS responder of %s: %s",
 				  sandbox->path, strerror(-err));
@@ -305,6 +353,15 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
 	if (err)
 		goto kernel_error;
+	/*
+	 * Registered last, once its links and policy are in force: from here a
+	 * guard above defers to them (any deny wins, so it is never more open
+	 * than either policy on the way). Harmless where no guard is above.
+	 */
+	err = loader_registered_add(registry->loader, sandbox->cgroup_id);
+	if (err)
+		goto kernel_error;
+	registered = true;
 	err = sandbox_registry_add(registry, sandbox);
 	if (err)
 		goto kernel_error;
@@ -321,10 +378,20 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 kernel_error:
 	sandbox_error_set(error, "kernel", "attaching %s: %s", sandbox->path, strerror(-err));
 undo:
+	/* Unregistered before the links go, or a guard above would defer to nothing. */
+	if (registered && loader_registered_delete(registry->loader, sandbox->cgroup_id)) {
+		/* Its links, policy and pins stay in force: a restarted daemon adopts it. */
+		sandbox_error_set(error, "kernel",
+				  "attaching %s failed after its registration, which cannot be "
+				  "undone; it keeps this policy until the daemon restarts",
+				  sandbox->path);
+		goto cleanup_refs;
+	}
 	/* Detaching the links frees the value (cgroup storage); then the entries. */
 	loader_links_detach(registry->loader, sandbox->cgroup_id, sandbox->link_fds);
 	if (entries_written)
 		loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
+cleanup_refs:
 	if (names_referenced)
 		resolver_policy_unref(registry->resolver, policy);
 cleanup:
@@ -538,7 +605,17 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 {
 	int err;
 
-	/* Links first: once they are gone no program reads the entries below. */
+	/*
+	 * Unregistered first: a guard above stops deferring to this cgroup while
+	 * its own programs still run; unregistered, it cannot be left open.
+	 */
+	err = loader_registered_delete(registry->loader, sandbox->cgroup_id);
+	if (err) {
+		sandbox_error_set(error, "kernel", "unregistering %s: %s; it stays attached",
+				  sandbox->path, strerror(-err));
+		return err;
+	}
+	/* Links next: once they are gone no program reads the entries below. */
 	err = loader_links_detach(registry->loader, sandbox->cgroup_id, sandbox->link_fds);
 	if (err) {
 		sandbox_error_set(error, "kernel", "detaching %s: %s", sandbox->path,
@@ -586,6 +663,11 @@ json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox 
 			   sandbox->policy_known ? policy_to_json(&sandbox->policy) : json_null(),
 			   "entries", (json_int_t)sandbox->applied.count, "hooks", hooks, "netns",
 			   sandbox->netns_path ? json_string(sandbox->netns_path) : json_null());
+	if (object)
+		json_object_set_new(object, "role",
+				    json_string(sandbox->guard ? "guard" : "sandbox"));
+	if (object && sandbox->guard)
+		json_object_set_new(object, "guard", guard_to_json(registry, sandbox));
 	if (object && registry->resolver && sandbox->policy_known)
 		json_object_set_new(object, "names", sandbox_names_to_json(registry, sandbox));
 	if (object && sandbox->responder)

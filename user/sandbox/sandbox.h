@@ -58,6 +58,8 @@ struct sandbox {
 	uint64_t state_due_ms;		 /* when its last state write was due (CLOCK_MONOTONIC) */
 	bool needs_refresh;		 /* a name was learned: its addresses need programming */
 	bool names_settled;		 /* every name of the policy answered once (cached) */
+	bool guard;	      /* a guard (guard.h): its policy is its subtree's default */
+	uint16_t guard_level; /* a guard's cgroup level (the cgroup2 root is 0) */
 };
 
 struct resolver;
@@ -108,6 +110,10 @@ struct sandbox *sandbox_find(struct sandbox_registry *registry, uint64_t cgroup_
  */
 int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
 		   struct policy *policy, struct sandbox **out, struct sandbox_error *error);
+/* The same for a guard (guard is true): guard.h's guard_set is the caller. */
+int sandbox_attach_role(struct sandbox_registry *registry, const char *path, const char *netns,
+			struct policy *policy, bool guard, struct sandbox **out,
+			struct sandbox_error *error);
 int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 		   struct policy *policy, struct sandbox_error *error);
 int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,

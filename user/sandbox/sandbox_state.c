@@ -16,6 +16,7 @@
 #include "lib/log.h"
 #include "dns/resolver.h"
 #include "sandbox.h"
+#include "guard.h"
 #include "sandbox_internal.h"
 
 static void sandbox_state_path(const struct sandbox_registry *registry, uint64_t cgroup_id,
@@ -210,8 +211,8 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 	struct bfbpf_sandbox fresh;
 
 	sandbox->events = registry->events_enabled;
-	if (!registry->dns || !sandbox->policy_known)
-		return;
+	if (!registry->dns || !sandbox->policy_known || sandbox->guard)
+		return; /* guards have no responder */
 	if (sandbox->netns_path && sandbox->netns_fd < 0) {
 		log_warn("%s: its network namespace is gone; no DNS responder", sandbox->path);
 	} else if (sandbox_dns_start(registry, sandbox, value->dns_port)) {
@@ -266,6 +267,8 @@ static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_
 	if (err)
 		goto cleanup;
 	sandbox->generation = value.generation;
+	sandbox->guard = value.flags & BFBPF_SANDBOX_GUARD; /* the role lives in the value */
+	sandbox->guard_level = value.guard_level;
 	if (loader_links_open(registry->loader, cgroup_id, sandbox->link_fds))
 		log_warn("sandbox %" PRIu64 ": some links are not pinned; verify will say which",
 			 cgroup_id);
@@ -362,6 +365,8 @@ int sandbox_registry_adopt(struct sandbox_registry *registry)
 	err = sandbox_forget_removed(registry, ids, count);
 	if (!err)
 		err = loader_entries_collect_garbage(registry->loader);
+	if (!err)
+		err = guard_registrations_sync(registry);
 	sandbox_registry_reap(registry);
 cleanup:
 	free(ids);
