@@ -265,10 +265,22 @@ test_guard_refuses_protected() {
 	expect_not_listed "$CG"
 }
 
-# podman_root ...: podman with this case's own storage, runc and cgroupfs.
+# podman_case ...: podman with this case's own storage ($PODDIR: podman wants a short
+# runroot), runc and cgroupfs.
 podman_case() {
-	podman --root "$CASEDIR/podman/root" --runroot "$CASEDIR/podman/run" \
+	podman --root "$PODDIR/root" --runroot "$PODDIR/run" \
 		--cgroup-manager cgroupfs --runtime runc --events-backend none "$@"
+}
+
+# v1_cgroups_remove REL: runc also makes the container's cgroup (and its parents) in
+# every cgroup v1 hierarchy; remove this case's part of them (REL: the path below the mount).
+v1_cgroups_remove() {
+	local rel=$1 mnt
+	for mnt in $(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup") print $5; break } }' /proc/self/mountinfo); do
+		[ -d "$mnt$rel" ] || continue
+		find "$mnt$rel" -depth -type d -exec rmdir {} \; 2>/dev/null
+		rmdir "$(dirname "$mnt$rel")" 2>/dev/null # the run's base, once empty
+	done
 }
 
 test_guard_podman() {
@@ -281,8 +293,10 @@ test_guard_podman() {
 	cg_make "$parent"
 	guard "$parent"
 	defer "bfs unguard --cgroup '$parent'"
-	mkdir -p "$CASEDIR/podman" "$CASEDIR/image"
-	defer "podman_case rm -af -t 0; podman_case rmi -af; rm -rf '$CASEDIR/podman'"
+	PODDIR=$(mktemp -d /tmp/bfbpf-pod.XXXXXX) || fail "cannot make a podman directory"
+	defer "v1_cgroups_remove '${CG#"$CGROOT"}'"
+	mkdir -p "$CASEDIR/image"
+	defer "podman_case rm -af -t 0; podman_case rmi -af; rm -rf '$PODDIR'"
 	tar -C "$CASEDIR/image" -cf - . | podman_case import - bfbpf-guard-test:latest >/dev/null ||
 		fail "podman import failed"
 	log "an unregistered container whose entrypoint connects at once"
