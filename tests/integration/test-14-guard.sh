@@ -115,7 +115,7 @@ test_guard_registered_child_own_policy() {
 	bfs log >"$CASEDIR/log.txt" || fail "bfbpf log failed"
 	grep -q "guard: unregistered cgroup" "$CASEDIR/log.txt" || fail "the log line does not say so"
 	bfs metrics >"$CASEDIR/metrics.txt" || fail "bfbpf metrics failed"
-	cat "$CASEDIR/metrics.txt" | grep guard
+	grep guard "$CASEDIR/metrics.txt"
 	grep -Eq "^bfbpf_guard_refusals_total\{guard=\"[^\"]*\"\} [1-9]" "$CASEDIR/metrics.txt" ||
 		fail "the guard's refusal counter did not go up"
 	log "verify the guard: programs, digest, and a live probe from an unregistered cgroup"
@@ -154,8 +154,8 @@ while time.time() < end:
 EOF
 	local loop=$!
 	defer "kill -KILL $loop"
-	local i
-	for i in 1 2 3 4 5; do
+	local _
+	for _ in 1 2 3 4 5; do
 		attach "$CG/C" --mode allowlist --allow $SRV4:$NOBODY_PORT >/dev/null
 		sleep 0.3
 		detach "$CG/C" >/dev/null
@@ -276,11 +276,11 @@ podman_case() {
 # every cgroup v1 hierarchy; remove this case's part of them (REL: the path below the mount).
 v1_cgroups_remove() {
 	local rel=$1 mnt
-	for mnt in $(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup") print $5; break } }' /proc/self/mountinfo); do
+	while read -r mnt; do
 		[ -d "$mnt$rel" ] || continue
 		find "$mnt$rel" -depth -type d -exec rmdir {} \; 2>/dev/null
 		rmdir "$(dirname "$mnt$rel")" 2>/dev/null # the run's base, once empty
-	done
+	done < <(awk '{ for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup") print $5; break } }' /proc/self/mountinfo)
 }
 
 test_guard_podman() {

@@ -19,6 +19,32 @@ static int guard_error(struct sandbox_error *error, const char *code, int err, c
 	return err;
 }
 
+int guard_role_set(struct sandbox *sandbox, struct sandbox_error *error)
+{
+	char mount[PATH_MAX];
+	unsigned int level = 0;
+	int err;
+
+	err = cgroup_mount_find(mount, sizeof(mount));
+	if (err)
+		return guard_error(error, "no_cgroup", err, "%s: no cgroup2 mount (%s)",
+				   sandbox->path, strerror(-err));
+	/* The depth below the mount: the programs look for registrations below it. */
+	for (const char *rest = sandbox->path + strlen(mount); *rest; rest++)
+		if (*rest == '/' && rest[1] && rest[1] != '/')
+			level++;
+	if (!level || level >= BFBPF_GUARD_MAX_LEVEL) {
+		error->code = "bad_target";
+		snprintf(error->message, sizeof(error->message),
+			 "cgroup %s is at level %u; a guard goes at levels 1 to %d", sandbox->path,
+			 level, BFBPF_GUARD_MAX_LEVEL - 1);
+		return -EINVAL;
+	}
+	sandbox->guard = true;
+	sandbox->guard_level = (uint16_t)level;
+	return 0;
+}
+
 int guard_set(struct sandbox_registry *registry, const char *path, struct policy *policy,
 	      struct sandbox **out, bool *created, struct sandbox_error *error)
 {

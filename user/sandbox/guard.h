@@ -15,6 +15,8 @@
 
 #include "sandbox.h"
 
+/* Make a sandbox being attached a guard: its level, which must be 1 to 15. */
+int guard_role_set(struct sandbox *sandbox, struct sandbox_error *error);
 /*
  * Put the cgroup at path under policy as a guard, or replace the policy of
  * the guard already there (the same atomic flip as an update). Refused

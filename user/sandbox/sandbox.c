@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The registry of sandboxes (and guards) and their ordering rules. long: the
+ * one order of attach, update and detach (entries, links, policy,
+ * registration, and back) reads best in one file.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -269,50 +274,21 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	return sandbox_attach_role(registry, path, netns, policy, false, out, error);
 }
 
-/*
- * A guard's level (the depth of its cgroup below the cgroup2 root): the
- * programs look for registrations below it, down to BFBPF_GUARD_MAX_LEVEL.
- */
-static int sandbox_guard_level(struct sandbox *sandbox, struct sandbox_error *error)
-{
-	char mount[PATH_MAX];
-	const char *rest;
-	unsigned int level = 0;
-	int err;
-
-	err = cgroup_mount_find(mount, sizeof(mount));
-	if (err) {
-		sandbox_error_set(error, "no_cgroup", "no cgroup2 mount: %s", strerror(-err));
-		return err;
-	}
-	for (rest = sandbox->path + strlen(mount); *rest; rest++)
-		if (*rest == '/' && rest[1] && rest[1] != '/')
-			level++;
-	if (!level || level >= BFBPF_GUARD_MAX_LEVEL) {
-		sandbox_error_set(error, "bad_target",
-				  "cgroup %s is at level %u; a guard goes at levels 1 to %d",
-				  sandbox->path, level, BFBPF_GUARD_MAX_LEVEL - 1);
-		return -EINVAL;
-	}
-	sandbox->guard = true;
-	sandbox->guard_level = (uint16_t)level;
-	return 0;
-}
-
+/* long: the attach order, step by step (entries, links, policy, registration), and its undo. */
 int sandbox_attach_role(struct sandbox_registry *registry, const char *path, const char *netns,
 			struct policy *policy, bool guard, struct sandbox **out,
 			struct sandbox_error *error)
 {
 	struct sandbox *sandbox = sandbox_new();
 	struct bfbpf_sandbox value = {0};
-	bool entries_written = false, names_referenced = false, registered = false;
+	bool entries_written = false, names_referenced = false;
 	int err;
 
 	if (!sandbox)
 		return -ENOMEM;
 	err = sandbox_attach_target(registry, sandbox, path, netns, error);
 	if (!err && guard)
-		err = sandbox_guard_level(sandbox, error);
+		err = guard_role_set(sandbox, error);
 	if (err)
 		goto cleanup;
 	sandbox->digest = policy_digest(policy);
@@ -326,8 +302,7 @@ int sandbox_attach_role(struct sandbox_registry *registry, const char *path, con
 	err = sandbox_allowset_compute(registry, policy, NULL, 0, &sandbox->applied);
 	if (err)
 		goto kernel_error;
-	/* A guard spans many namespaces: no responder (its port 53 follows its policy). */
-	err = guard ? 0 : sandbox_dns_start(registry, sandbox, 0);
+	err = guard ? 0 : sandbox_dns_start(registry, sandbox, 0); /* guards: no responder */
 	if (err) {
 		sandbox_error_set(error, "dns", "starting the DNS responder of %s: %s",
 				  sandbox->path, strerror(-err));
@@ -353,18 +328,19 @@ int sandbox_attach_role(struct sandbox_registry *registry, const char *path, con
 	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
 	if (err)
 		goto kernel_error;
-	/*
-	 * Registered last, once its links and policy are in force: from here a
-	 * guard above defers to them (any deny wins, so it is never more open
-	 * than either policy on the way). Harmless where no guard is above.
-	 */
-	err = loader_registered_add(registry->loader, sandbox->cgroup_id);
-	if (err)
-		goto kernel_error;
-	registered = true;
 	err = sandbox_registry_add(registry, sandbox);
 	if (err)
 		goto kernel_error;
+	/*
+	 * Registered last, once its links and policy are in force: from here a
+	 * guard above defers to them (any deny wins: never more open than either
+	 * policy on the way). Harmless where no guard is above.
+	 */
+	err = loader_registered_add(registry->loader, sandbox->cgroup_id);
+	if (err) {
+		sandbox_registry_remove(registry, sandbox);
+		goto kernel_error;
+	}
 	sandbox->since = time(NULL);
 	sandbox->state_dirty = true; /* written after the reply (sandbox_registry_collect) */
 	log_info("attached %s (cgroup id %" PRIu64 ", %s, generation %u, %zu entries)",
@@ -378,20 +354,10 @@ int sandbox_attach_role(struct sandbox_registry *registry, const char *path, con
 kernel_error:
 	sandbox_error_set(error, "kernel", "attaching %s: %s", sandbox->path, strerror(-err));
 undo:
-	/* Unregistered before the links go, or a guard above would defer to nothing. */
-	if (registered && loader_registered_delete(registry->loader, sandbox->cgroup_id)) {
-		/* Its links, policy and pins stay in force: a restarted daemon adopts it. */
-		sandbox_error_set(error, "kernel",
-				  "attaching %s failed after its registration, which cannot be "
-				  "undone; it keeps this policy until the daemon restarts",
-				  sandbox->path);
-		goto cleanup_refs;
-	}
 	/* Detaching the links frees the value (cgroup storage); then the entries. */
 	loader_links_detach(registry->loader, sandbox->cgroup_id, sandbox->link_fds);
 	if (entries_written)
 		loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
-cleanup_refs:
 	if (names_referenced)
 		resolver_policy_unref(registry->resolver, policy);
 cleanup:
