@@ -19,6 +19,7 @@
 #include "lib/dns.h"
 #include "lib/socket.h"
 #include "lib/packet.h"
+#include "lib/guard.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -30,6 +31,8 @@ static __always_inline int judge_sock_addr4(struct bpf_sock_addr *ctx, __u8 hook
 	struct destination dst;
 	struct denial denial = {.dst = &dst, .protocol = ctx->protocol, .in_task = 1};
 
+	if ((sandbox->flags & BFBPF_SANDBOX_GUARD) && guard_defers_sock(sandbox, ctx->sk))
+		return BFBPF_VERDICT_ALLOW; /* a registered sandbox's programs judge it */
 	destination_from_ip4(&dst, ctx->user_ip4);
 	dst.port = bpf_ntohs((__u16)ctx->user_port);
 	if (!dns_redirected(sandbox, dst.port))
@@ -52,6 +55,8 @@ static __always_inline int judge_sock_addr6(struct bpf_sock_addr *ctx, __u8 hook
 	struct denial denial = {.dst = &dst, .protocol = ctx->protocol, .in_task = 1};
 	__u32 ip6[4];
 
+	if ((sandbox->flags & BFBPF_SANDBOX_GUARD) && guard_defers_sock(sandbox, ctx->sk))
+		return BFBPF_VERDICT_ALLOW;
 	/* Read word by word: the verifier allows only 4-byte loads of user_ip6. */
 	ip6[0] = ctx->user_ip6[0];
 	ip6[1] = ctx->user_ip6[1];
@@ -141,6 +146,15 @@ int bfbpf_sock_create(struct bpf_sock *ctx)
 	struct denial denial = {
 		.protocol = ctx->protocol, .family = ctx->family, .type = ctx->type, .in_task = 1};
 
+	if (sandbox->flags & BFBPF_SANDBOX_GUARD) {
+		const struct bfbpf_guard_origin *origin = guard_origin_record(ctx);
+
+		if (!origin) /* no room for the record: the address hooks would deny it anyway */
+			return account(sandbox, sandbox_stats_current(), BFBPF_HOOK_SOCK_CREATE,
+				       BFBPF_VERDICT_DENY, &denial);
+		if (guard_origin_registered(sandbox, origin))
+			return BFBPF_VERDICT_ALLOW;
+	}
 	return account(sandbox, sandbox_stats_current(), BFBPF_HOOK_SOCK_CREATE,
 		       socket_verdict(sandbox, ctx->family, ctx->type, ctx->protocol), &denial);
 }
@@ -162,6 +176,8 @@ int BPF_PROG(bfbpf_socket_create, int family, int type, int protocol, int kern)
 	if (kern)
 		return BFBPF_VERDICT_ALLOW; /* the kernel's own sockets, not the sandbox's */
 	sandbox = sandbox_current();
+	if ((sandbox->flags & BFBPF_SANDBOX_GUARD) && guard_defers_current(sandbox))
+		return BFBPF_VERDICT_ALLOW;
 	verdict = socket_verdict(sandbox, family, type, protocol);
 	/*
 	 * This hook runs before cgroup/sock_create. An inet socket it allows is
@@ -199,6 +215,8 @@ int bfbpf_egress(struct __sk_buff *skb)
 	int extra = 0;
 
 	if (sandbox->generation && (sandbox->flags & BFBPF_SANDBOX_PUBLIC))
+		return BFBPF_VERDICT_ALLOW;
+	if ((sandbox->flags & BFBPF_SANDBOX_GUARD) && guard_defers_skb(sandbox, skb))
 		return BFBPF_VERDICT_ALLOW;
 	stats = sandbox_stats_current();
 	if (packet_destination(skb, &dst, &denial.protocol, &extra) ||
@@ -271,6 +289,9 @@ int bfbpf_setsockopt(struct bpf_sockopt *ctx)
 		return sockopt_pass(ctx);
 	ask = sockopt_decode(ctx, &group, &source);
 	if (ask == SOCKOPT_FREE)
+		return sockopt_pass(ctx);
+	/* After the decode: options no mode judges never need the socket's record. */
+	if ((sandbox->flags & BFBPF_SANDBOX_GUARD) && guard_defers_sock(sandbox, ctx->sk))
 		return sockopt_pass(ctx);
 	verdict = sockopt_verdict(ctx, sandbox, ask, &group, &source, &denial);
 	return account(sandbox, sandbox_stats_current(), BFBPF_HOOK_SETSOCKOPT, verdict, &denial);

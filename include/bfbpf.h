@@ -14,7 +14,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a key, value or map definition below changes. */
-#define BFBPF_ABI_VERSION 6
+#define BFBPF_ABI_VERSION 7
 
 /* Verdicts of the cgroup hooks: the kernel reads 1 as "go on", 0 as EPERM/drop. */
 #define BFBPF_VERDICT_DENY 0
@@ -33,6 +33,16 @@
 #define BFBPF_SANDBOX_ALLOW_LOOPBACK (1u << 1) /* 127.0.0.0/8, ::1, 0.0.0.0 and :: */
 #define BFBPF_SANDBOX_DNS_V6 (1u << 2)	       /* the responder also listens on [::1] */
 #define BFBPF_SANDBOX_EVENTS (1u << 3)	       /* denials produce events */
+#define BFBPF_SANDBOX_GUARD (1u << 4)	       /* a guard: defers to registered cgroups below */
+
+/*
+ * A guard judges a socket by the nearest registered cgroup on the path from
+ * the socket's cgroup up to the guard: the deepest level it looks at. A
+ * registration deeper than this does not count (the guard's default holds).
+ */
+#define BFBPF_GUARD_MAX_LEVEL 16
+/* Cgroups registered at once (every attached sandbox and guard is). */
+#define BFBPF_MAX_REGISTERED 65536
 
 /* Every query to this port, to any address, goes to the sandbox's responder. */
 #define BFBPF_DNS_PORT 53
@@ -47,13 +57,25 @@
  * an update: the programs read generation and flags from one value.
  */
 struct bfbpf_sandbox {
-	__u32 generation; /* which allow entries apply; unique; 0: not written yet, deny all */
-	__u32 flags;	  /* BFBPF_SANDBOX_* */
-	__u64 digest;	  /* digest of the canonical policy, for verify */
-	__u64 cgroup_id;  /* the attached cgroup, as events name it */
-	__u16 dns_port;	  /* host order; the responder on 127.0.0.1 (and ::1); 0: none */
-	__u16 reserved16;
+	__u32 generation;  /* which allow entries apply; unique; 0: not written yet, deny all */
+	__u32 flags;	   /* BFBPF_SANDBOX_* */
+	__u64 digest;	   /* digest of the canonical policy, for verify */
+	__u64 cgroup_id;   /* the attached cgroup, as events name it */
+	__u16 dns_port;	   /* host order; the responder on 127.0.0.1 (and ::1); 0: none */
+	__u16 guard_level; /* BFBPF_SANDBOX_GUARD: the level of the guard's own cgroup (root 0) */
 	__u32 reserved32;
+};
+
+/*
+ * Per socket (socket-local storage), written by a guard's cgroup/sock_create:
+ * the ids of the socket's cgroup and its ancestors, by level, as they were
+ * when it was made (the creating task's cgroup is the socket's then). The
+ * address hooks cannot read a socket's cgroup otherwise; the current task's
+ * may be another (a process moved after making the socket). ancestors[0] is
+ * the root's id (never 0: the record exists); 0 past the socket's own level.
+ */
+struct bfbpf_guard_origin {
+	__u64 ancestors[BFBPF_GUARD_MAX_LEVEL + 1];
 };
 
 /*
@@ -157,6 +179,14 @@ struct bfbpf_event {
 	__u8 protocol; /* IPPROTO_* of the socket or packet */
 	__u32 family;  /* socket creation: the family asked for; setsockopt: the level */
 	__u32 type;    /* socket creation: the type asked for; setsockopt: the option name */
+	__u32 flags;   /* BFBPF_EVENT_*; 72 bytes in all, no padding */
 };
+
+/*
+ * struct bfbpf_event.flags: refused by a guard (cgroup_id is the guard's)
+ * because the socket's cgroup, or the process's at socket creation, has no
+ * registration between it and the guard.
+ */
+#define BFBPF_EVENT_UNREGISTERED (1u << 0)
 
 #endif /* BFBPF_H */

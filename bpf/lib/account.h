@@ -110,6 +110,9 @@ static __always_inline void event_emit(const struct bfbpf_sandbox *sandbox,
 	event->protocol = denial->protocol;
 	event->family = denial->family;
 	event->type = denial->type;
+	/* A guard denies only what no registration below it covers. */
+	if (sandbox->flags & BFBPF_SANDBOX_GUARD)
+		event->flags = BFBPF_EVENT_UNREGISTERED;
 	bpf_ringbuf_submit(event, 0);
 	stats->events_sent++;
 }

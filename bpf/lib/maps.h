@@ -63,4 +63,30 @@ struct {
 	__type(value, struct bfbpf_dns_origin);
 } dns_origins SEC(".maps");
 
+/*
+ * The cgroups that are registered: every attached sandbox (and guard), by
+ * cgroup id, from the moment its links and policy are in place until just
+ * before they go. A guard defers to the programs of a registered cgroup on
+ * the socket's path up to it (they run anyway: links are multi-attach).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BFBPF_MAX_REGISTERED);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u64);  /* cgroup id */
+	__type(value, __u8); /* 1 */
+} registered SEC(".maps");
+
+/*
+ * Each socket's cgroup ancestry, written by a guard at its creation (the
+ * guard's programs run for every inet socket made below it). BPF_F_CLONE: an
+ * accepted socket gets its listener's record, as it gets its cgroup.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC | BPF_F_CLONE);
+	__type(key, int);
+	__type(value, struct bfbpf_guard_origin);
+} guard_origins SEC(".maps");
+
 #endif /* BFBPF_LIB_MAPS_H */

@@ -45,6 +45,12 @@ static const struct cli_command cli_commands[] = {
 	 "Docker runtime: add the oci-hook to a created bundle, then run runc with the same "
 	 "arguments.",
 	 CLI_GROUP_COMMAND, NULL},
+	{"guard", cli_guard,
+	 "Close a cgroup subtree by default (no-network unless a policy is given); attached "
+	 "sandboxes below it keep their own policy.",
+	 CLI_SANDBOX_GROUPS | CLI_GROUP_TARGET_REQUIRED | CLI_GROUP_POLICY, NULL},
+	{"unguard", cli_guard, "Remove a guard.", CLI_SANDBOX_GROUPS | CLI_GROUP_TARGET_REQUIRED,
+	 NULL},
 };
 
 #define CLI_COMMAND_COUNT (sizeof(cli_commands) / sizeof(cli_commands[0]))

@@ -41,4 +41,7 @@ int cli_log(const struct cli_command *command, int argc, char **argv);
 extern const struct cli_option cli_log_options[];
 int cli_metrics(const struct cli_command *command, int argc, char **argv);
 
+/* cli_guard.c: guard and unguard. */
+int cli_guard(const struct cli_command *command, int argc, char **argv);
+
 #endif /* BFBPF_CLI_COMMANDS_H */

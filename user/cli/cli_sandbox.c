@@ -108,8 +108,11 @@ static void cli_sandbox_print_status(json_t *reply)
 	{
 		json_t *policy = json_object_get(item, "policy");
 		json_t *container = json_object_get(item, "container");
+		json_t *guard = json_object_get(item, "guard");
 
-		printf("%s  id %lld  %s  generation %lld  entries %lld  digest %s\n",
+		if (guard)
+			printf("guard ");
+		printf("%s  id %lld  %s  generation %lld  entries %lld  digest %s",
 		       json_string_value(json_object_get(item, "cgroup")),
 		       json_integer_value(json_object_get(item, "cgroup_id")),
 		       policy ? json_string_value(json_object_get(policy, "network_mode"))
@@ -117,6 +120,11 @@ static void cli_sandbox_print_status(json_t *reply)
 		       json_integer_value(json_object_get(item, "generation")),
 		       json_integer_value(json_object_get(item, "entries")),
 		       json_string_value(json_object_get(item, "digest")));
+		if (guard)
+			printf("  refused %lld  registered below %lld",
+			       json_integer_value(json_object_get(guard, "refused")),
+			       json_integer_value(json_object_get(guard, "registered_below")));
+		printf("\n");
 		if (container)
 			printf("  container %s %s (%s)\n",
 			       json_string_value(json_object_get(container, "runtime")),

@@ -66,8 +66,8 @@ static int run_wait(pid_t child)
 static int run_remove_pins(const char *pin_dir)
 {
 	char path[PATH_MAX];
-	const char *maps[] = {"sandboxes",   "allow_exact",   "allow_prefix",
-			      "dns_origins", "sandbox_stats", "events"};
+	const char *maps[] = {"sandboxes",     "allow_exact", "allow_prefix", "dns_origins",
+			      "sandbox_stats", "events",      "registered",   "guard_origins"};
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		snprintf(path, sizeof(path), "%s/maps/%s", pin_dir, maps[i]);

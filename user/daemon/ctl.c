@@ -10,6 +10,7 @@
 #include "ctl.h"
 #include "ctl_internal.h"
 #include "sandbox/events.h"
+#include "sandbox/guard.h"
 #include "lib/log.h"
 #include "metrics.h"
 #include "dns/resolver.h"
@@ -19,7 +20,7 @@
 static const char *const ctl_op_names[] = {
 	[CTL_OP_ATTACH] = "attach",   [CTL_OP_UPDATE] = "update", [CTL_OP_DETACH] = "detach",
 	[CTL_OP_STATUS] = "status",   [CTL_OP_VERIFY] = "verify", [CTL_OP_LOG] = "log",
-	[CTL_OP_METRICS] = "metrics",
+	[CTL_OP_METRICS] = "metrics", [CTL_OP_GUARD] = "guard",	  [CTL_OP_UNGUARD] = "unguard",
 };
 
 static int ctl_fail(struct sandbox_error *error, const char *code, const char *message)
@@ -85,7 +86,8 @@ static int ctl_request_fields(struct ctl_request *request, struct sandbox_error 
 {
 	bool wants_cgroup = request->op != CTL_OP_STATUS && request->op != CTL_OP_LOG &&
 			    request->op != CTL_OP_METRICS;
-	bool wants_policy = request->op == CTL_OP_ATTACH || request->op == CTL_OP_UPDATE;
+	bool wants_policy = request->op == CTL_OP_ATTACH || request->op == CTL_OP_UPDATE ||
+			    request->op == CTL_OP_GUARD;
 	const char *key;
 	json_t *value;
 
@@ -193,7 +195,8 @@ int ctl_request_parse(const char *line, size_t length, struct ctl_request *reque
 			break;
 	if (i == sizeof(ctl_op_names) / sizeof(ctl_op_names[0])) {
 		ctl_fail(error, "unknown_op",
-			 "unknown op; expected attach, update, detach, status or verify");
+			 "unknown op; expected attach, update, detach, status, verify, log, "
+			 "metrics, guard or unguard");
 		goto cleanup;
 	}
 	request->op = (enum ctl_op)i;
@@ -388,6 +391,34 @@ static json_t *ctl_metrics(struct sandbox_registry *registry)
 	return reply;
 }
 
+/* guard: set one, or replace its policy; the reply says which. */
+static json_t *ctl_guard(struct sandbox_registry *registry, struct ctl_request *request)
+{
+	struct sandbox_error error = {.code = "internal"};
+	struct sandbox *guard = NULL;
+	bool created;
+	char digest[17];
+
+	if (guard_set(registry, request->cgroup, &request->policy, &guard, &created, &error))
+		return ctl_reply_error(error.code, error.message);
+	sandbox_digest_format(guard->digest, digest);
+	return ctl_reply_ok(json_pack("{s:s, s:I, s:b, s:I, s:s, s:I}", "cgroup", guard->path,
+				      "cgroup_id", (json_int_t)guard->cgroup_id, "created", created,
+				      "generation", (json_int_t)guard->generation, "digest", digest,
+				      "entries", (json_int_t)guard->applied.count));
+}
+
+static json_t *ctl_unguard(struct sandbox_registry *registry, struct sandbox *guard)
+{
+	struct sandbox_error error = {.code = "internal"};
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s", guard->path);
+	if (guard_unset(registry, guard, &error))
+		return ctl_reply_error(error.code, error.message);
+	return ctl_reply_ok(json_pack("{s:s}", "cgroup", path));
+}
+
 static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request *request,
 			   struct ctl_pending *pending)
 {
@@ -404,6 +435,13 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 		return ctl_log(registry, request, pending);
 	case CTL_OP_METRICS:
 		return ctl_metrics(registry);
+	case CTL_OP_GUARD:
+		return ctl_guard(registry, request);
+	case CTL_OP_UNGUARD:
+		sandbox = ctl_sandbox_of(registry, request->cgroup, &reply);
+		if (!sandbox)
+			return reply;
+		return ctl_unguard(registry, sandbox);
 	case CTL_OP_ATTACH:
 		reply = ctl_attach(registry, request, &sandbox, &recorded);
 		if (reply)
@@ -423,6 +461,8 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 			return reply;
 		if (request->op == CTL_OP_VERIFY)
 			return ctl_verify(registry, sandbox, request->max_age);
+		if (request->op == CTL_OP_DETACH && sandbox->guard)
+			return ctl_reply_error("is_guard", "that cgroup is a guard: use unguard");
 		if (request->op == CTL_OP_DETACH)
 			return ctl_detach(registry, request, sandbox);
 		reply = ctl_holders_settle(sandbox, &request->policy, request->kill_holders, false,

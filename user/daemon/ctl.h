@@ -28,6 +28,8 @@ enum ctl_op {
 	CTL_OP_VERIFY,
 	CTL_OP_LOG,
 	CTL_OP_METRICS,
+	CTL_OP_GUARD,	/* set a guard, or replace its policy */
+	CTL_OP_UNGUARD, /* remove a guard */
 };
 
 struct ctl_request {
@@ -38,7 +40,7 @@ struct ctl_request {
 	double since;	      /* log: events at most this many seconds old; -1: all */
 	bool follow;	      /* log: keep streaming events after the reply */
 	bool kill_holders;    /* attach, update: kill what holds a socket the mode refuses */
-	struct policy policy; /* attach and update */
+	struct policy policy; /* attach, update and guard */
 	bool has_policy;
 	const char *policy_name; /* attach: a policy of the daemon's --policy-dir, by name */
 	/* attach, update, detach, verify: the container the cgroup belongs to */

@@ -60,10 +60,11 @@ static json_t *ctl_target_refused(const char *given)
 
 	if (cgroup_resolve(given, path, sizeof(path)))
 		return NULL; /* sandbox_attach says why */
-	if (cgroup_target_check(path, why, sizeof(why)) != -EPERM)
-		return NULL;
+	if (!cgroup_path_is_protected(path, why, sizeof(why)))
+		return NULL; /* a path that cannot be told is refused (fail closed) */
 	snprintf(message, sizeof(message),
-		 "%s; no sandbox may be the cgroup2 root or hold PID 1 or the daemon", why);
+		 "%s: %s; no sandbox may be the cgroup2 root or hold PID 1 or the daemon", path,
+		 why);
 	return ctl_reply_error("refused_target", message);
 }
 

@@ -7,6 +7,7 @@
 #include "loader/loader.h"
 #include "metrics.h"
 #include "sandbox/events.h"
+#include "sandbox/guard.h"
 #include "sandbox/sandbox.h"
 
 /* Label values are cgroup paths: escape what the exposition format requires. */
@@ -96,6 +97,7 @@ char *metrics_text(struct sandbox_registry *registry)
 		     "# TYPE bfbpf_dns_queries_total counter\n");
 	for (size_t i = 0; i < registry->count; i++)
 		metrics_sandbox(registry, registry->items[i], out);
+	guard_metrics(registry, out);
 	fclose(out);
 	return text;
 }

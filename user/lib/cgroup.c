@@ -119,6 +119,46 @@ int cgroup_id_of_path(const char *path, uint64_t *id)
 	return 0;
 }
 
+bool cgroup_path_contains(const char *outer, const char *inner)
+{
+	size_t length = strlen(outer);
+
+	while (length > 1 && outer[length - 1] == '/')
+		length--; /* "/sys/fs/cgroup/" contains what "/sys/fs/cgroup" does */
+	return !strncmp(inner, outer, length) && (inner[length] == '/' || inner[length] == '\0');
+}
+
+int cgroup_path_is_protected(const char *path, char *why, size_t size)
+{
+	static const struct {
+		pid_t pid;
+		const char *who;
+	} keep[] = {{0, "this daemon"}, {1, "PID 1"}};
+	char mount[PATH_MAX], cgroup[PATH_MAX];
+	int err;
+
+	err = cgroup_mount_find(mount, sizeof(mount));
+	if (err)
+		goto unknown;
+	if (cgroup_path_contains(path, mount)) {
+		snprintf(why, size, "it is the cgroup2 root (every process of the host)");
+		return 1;
+	}
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		err = cgroup_of_pid(keep[i].pid ? keep[i].pid : getpid(), cgroup, sizeof(cgroup));
+		if (err)
+			goto unknown;
+		if (!cgroup_path_contains(path, cgroup))
+			continue;
+		snprintf(why, size, "it holds the cgroup of %s (%s)", keep[i].who, cgroup);
+		return 1;
+	}
+	return 0;
+unknown:
+	snprintf(why, size, "cannot tell what it holds: %s", strerror(-err));
+	return err;
+}
+
 static int cgroup_write_file(const char *dir, const char *file, const char *text)
 {
 	char path[PATH_MAX];
@@ -179,41 +219,4 @@ int cgroup_kill_and_remove(const char *path)
 		nanosleep(&pause, NULL);
 	}
 	return -EBUSY;
-}
-
-/* Is inner the same directory as outer, or below it? */
-static bool cgroup_path_within(const char *inner, const char *outer)
-{
-	size_t length = strlen(outer);
-
-	return !strncmp(inner, outer, length) && (inner[length] == '/' || inner[length] == '\0');
-}
-
-int cgroup_target_check(const char *path, char *why, size_t size)
-{
-	static const pid_t holders[] = {0, 1}; /* 0: this process */
-	char mount[PATH_MAX], held[PATH_MAX];
-	int err;
-
-	err = cgroup_mount_find(mount, sizeof(mount));
-	if (err)
-		return err;
-	if (!strcmp(path, mount)) {
-		snprintf(why, size, "%s is the cgroup2 root: it holds every process of the host",
-			 path);
-		return -EPERM;
-	}
-	for (size_t i = 0; i < sizeof(holders) / sizeof(holders[0]); i++) {
-		pid_t pid = holders[i] ? holders[i] : getpid();
-
-		/* A process we cannot read (another pid namespace): nothing to compare. */
-		if (cgroup_of_pid(pid, held, sizeof(held)))
-			continue;
-		if (cgroup_path_within(held, path)) {
-			snprintf(why, size, "%s holds %s (cgroup %s)", path,
-				 holders[i] ? "PID 1" : "the bfbpf process itself", held);
-			return -EPERM;
-		}
-	}
-	return 0;
 }

@@ -4,6 +4,7 @@
 #define BFBPF_CGROUP_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -22,13 +23,16 @@ int cgroup_of_pid(pid_t pid, char *out, size_t size);
 /* The cgroup id (the kernfs node id the BPF helpers report) of a directory. */
 int cgroup_id_of_path(const char *path, uint64_t *id);
 
+/* Is outer the cgroup inner, or one of its ancestors? (canonical absolute paths) */
+bool cgroup_path_contains(const char *outer, const char *inner);
 /*
- * Is this resolved cgroup path one no sandbox may be: the cgroup2 root, or
- * the cgroup (or an ancestor of the cgroup) of this process or of PID 1?
- * Confining it would put the host, or the daemon itself, under a policy.
- * Returns 0 if it may be a target, -EPERM with why filled if not.
+ * Would confining the cgroup at path (canonical, as cgroup_resolve gives)
+ * confine what must stay free: is it the cgroup2 root, or the cgroup, or an
+ * ancestor of the cgroup, of this process (the daemon) or of PID 1? Returns
+ * 1 with why filled (what it covers), 0 if not, or a negative errno when
+ * that cannot be told (which a caller takes as protected: fail closed).
  */
-int cgroup_target_check(const char *path, char *why, size_t size);
+int cgroup_path_is_protected(const char *path, char *why, size_t size);
 
 /* Move a process into the cgroup (pid 0: the caller). */
 int cgroup_join(const char *path, pid_t pid);

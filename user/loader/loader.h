@@ -5,7 +5,7 @@
  *
  * Pin layout under the pin directory:
  *   maps/<map name>              the maps, reused by a restarted daemon
- *   links/<cgroup id>/<hook>     one link per hook per sandbox
+ *   links/<cgroup id>/<hook>     one link per hook per sandbox (and per guard)
  */
 #ifndef BFBPF_LOADER_H
 #define BFBPF_LOADER_H
@@ -111,5 +111,16 @@ void loader_links_close(int link_fds[LOADER_HOOK_COUNT]);
 int loader_links_pinned_ids(struct loader *loader, uint64_t **ids, size_t *count);
 /* Does the pin directory hold links of this cgroup id? */
 bool loader_links_pinned(struct loader *loader, uint64_t cgroup_id);
+
+/*
+ * The registered map (loader_guard.c): a guard defers to a registered cgroup
+ * below it. Register only after the cgroup's links and policy are in place;
+ * unregister before its links go. Deleting a missing id is not an error.
+ */
+int loader_registered_add(struct loader *loader, uint64_t cgroup_id);
+int loader_registered_delete(struct loader *loader, uint64_t cgroup_id);
+bool loader_registered(struct loader *loader, uint64_t cgroup_id);
+/* Every registered cgroup id (caller frees *ids). */
+int loader_registered_list(struct loader *loader, uint64_t **ids, size_t *count);
 
 #endif /* BFBPF_LOADER_H */

@@ -67,7 +67,7 @@ static void containers_reapply(struct sandbox_registry *registry, struct contain
 	struct policy policy;
 
 	record->pending_ms = 0;
-	if (cgroup_target_check(record->cgroup, why, sizeof(why)) == -EPERM) {
+	if (cgroup_path_is_protected(record->cgroup, why, sizeof(why))) {
 		log_error("container %s: not re-applying its policy: %s", record->ref.name, why);
 		return;
 	}

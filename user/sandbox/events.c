@@ -201,6 +201,9 @@ static int events_on_ring(void *context, void *data, size_t size)
 			  events_protocol_name(raw->protocol));
 	if (!event)
 		return 0;
+	/* A guard's denial: the process's cgroup below it has no registration. */
+	if (raw->flags & BFBPF_EVENT_UNREGISTERED)
+		json_object_set_new(event, "unregistered", json_true());
 	if (raw->hook == BFBPF_HOOK_SOCK_CREATE || raw->hook == BFBPF_HOOK_SOCKET_LSM) {
 		json_object_set_new(event, "family", json_integer(raw->family));
 		json_object_set_new(event, "type", json_integer(raw->type));
@@ -409,9 +412,12 @@ void events_format_line(json_t *event, char *out, size_t size)
 			 json_string_value(name));
 	if (used && used < sizeof(annotation) - 1)
 		strcat(annotation, ")");
-	snprintf(out, size, "%s DENY %s %s%s pid %lld %s [%s] %s", when,
+	snprintf(out, size, "%s DENY %s %s%s pid %lld %s [%s] %s%s", when,
 		 json_string_value(json_object_get(event, "protocol")), target, annotation,
 		 json_integer_value(json_object_get(event, "tgid")),
 		 json_string_value(json_object_get(event, "comm")), hook,
-		 json_string_value(json_object_get(event, "cgroup")));
+		 json_string_value(json_object_get(event, "cgroup")),
+		 json_is_true(json_object_get(event, "unregistered"))
+			 ? " (guard: unregistered cgroup)"
+			 : "");
 }

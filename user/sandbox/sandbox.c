@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The registry of sandboxes (and guards) and their ordering rules. long: the
+ * one order of attach, update and detach (entries, links, policy,
+ * registration, and back) reads best in one file.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,6 +23,7 @@
 #include "dns/resolver.h"
 #include "dns/responder.h"
 #include "sandbox.h"
+#include "guard.h"
 #include "sandbox_internal.h"
 
 static void sandbox_error_set(struct sandbox_error *error, const char *code, const char *fmt, ...)
@@ -51,10 +57,12 @@ void sandbox_value(const struct sandbox *sandbox, const struct policy *policy, u
 	memset(value, 0, sizeof(*value));
 	value->generation = generation;
 	value->flags = sandbox_flags(policy) | (sandbox->dns_v6 ? BFBPF_SANDBOX_DNS_V6 : 0) |
-		       (sandbox->events ? BFBPF_SANDBOX_EVENTS : 0);
+		       (sandbox->events ? BFBPF_SANDBOX_EVENTS : 0) |
+		       (sandbox->guard ? BFBPF_SANDBOX_GUARD : 0);
 	value->digest = digest;
 	value->cgroup_id = sandbox->cgroup_id;
 	value->dns_port = sandbox->dns_port;
+	value->guard_level = sandbox->guard_level;
 }
 
 uint32_t sandbox_flags(const struct policy *policy)
@@ -244,6 +252,11 @@ static int sandbox_attach_target(struct sandbox_registry *registry, struct sandb
 			continue; /* adopted without a known path */
 		if (!path_within(sandbox->path, other) && !path_within(other, sandbox->path))
 			continue;
+		/* Below a guard is where sandboxes go: the guard defers to them. */
+		if (path_within(sandbox->path, other) && registry->items[i]->guard)
+			continue;
+		if (path_within(other, sandbox->path) && sandbox->guard)
+			continue;
 		err = -EEXIST;
 		sandbox_error_set(
 			error, "nested",
@@ -258,6 +271,14 @@ static int sandbox_attach_target(struct sandbox_registry *registry, struct sandb
 int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
 		   struct policy *policy, struct sandbox **out, struct sandbox_error *error)
 {
+	return sandbox_attach_role(registry, path, netns, policy, false, out, error);
+}
+
+/* long: the attach order, step by step (entries, links, policy, registration), and its undo. */
+int sandbox_attach_role(struct sandbox_registry *registry, const char *path, const char *netns,
+			struct policy *policy, bool guard, struct sandbox **out,
+			struct sandbox_error *error)
+{
 	struct sandbox *sandbox = sandbox_new();
 	struct bfbpf_sandbox value = {0};
 	bool entries_written = false, names_referenced = false;
@@ -266,6 +287,8 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	if (!sandbox)
 		return -ENOMEM;
 	err = sandbox_attach_target(registry, sandbox, path, netns, error);
+	if (!err && guard)
+		err = guard_role_set(sandbox, error);
 	if (err)
 		goto cleanup;
 	sandbox->digest = policy_digest(policy);
@@ -279,7 +302,7 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	err = sandbox_allowset_compute(registry, policy, NULL, 0, &sandbox->applied);
 	if (err)
 		goto kernel_error;
-	err = sandbox_dns_start(registry, sandbox, 0);
+	err = guard ? 0 : sandbox_dns_start(registry, sandbox, 0); /* guards: no responder */
 	if (err) {
 		sandbox_error_set(error, "dns", "starting the DNS responder of %s: %s",
 				  sandbox->path, strerror(-err));
@@ -308,6 +331,16 @@ int sandbox_attach(struct sandbox_registry *registry, const char *path, const ch
 	err = sandbox_registry_add(registry, sandbox);
 	if (err)
 		goto kernel_error;
+	/*
+	 * Registered last, once its links and policy are in force: from here a
+	 * guard above defers to them (any deny wins: never more open than either
+	 * policy on the way). Harmless where no guard is above.
+	 */
+	err = loader_registered_add(registry->loader, sandbox->cgroup_id);
+	if (err) {
+		sandbox_registry_remove(registry, sandbox);
+		goto kernel_error;
+	}
 	sandbox->since = time(NULL);
 	sandbox->state_dirty = true; /* written after the reply (sandbox_registry_collect) */
 	log_info("attached %s (cgroup id %" PRIu64 ", %s, generation %u, %zu entries)",
@@ -462,7 +495,17 @@ int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,
 {
 	int err;
 
-	/* Links first: once they are gone no program reads the entries below. */
+	/*
+	 * Unregistered first: a guard above stops deferring to this cgroup while
+	 * its own programs still run; unregistered, it cannot be left open.
+	 */
+	err = loader_registered_delete(registry->loader, sandbox->cgroup_id);
+	if (err) {
+		sandbox_error_set(error, "kernel", "unregistering %s: %s; it stays attached",
+				  sandbox->path, strerror(-err));
+		return err;
+	}
+	/* Links next: once they are gone no program reads the entries below. */
 	err = loader_links_detach(registry->loader, sandbox->cgroup_id, sandbox->link_fds);
 	if (err) {
 		sandbox_error_set(error, "kernel", "detaching %s: %s", sandbox->path,
@@ -510,6 +553,11 @@ json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox 
 			   sandbox->policy_known ? policy_to_json(&sandbox->policy) : json_null(),
 			   "entries", (json_int_t)sandbox->applied.count, "hooks", hooks, "netns",
 			   sandbox->netns_path ? json_string(sandbox->netns_path) : json_null());
+	if (object)
+		json_object_set_new(object, "role",
+				    json_string(sandbox->guard ? "guard" : "sandbox"));
+	if (object && sandbox->guard)
+		json_object_set_new(object, "guard", guard_to_json(registry, sandbox));
 	if (object && registry->resolver && sandbox->policy_known)
 		json_object_set_new(object, "names", sandbox_names_to_json(registry, sandbox));
 	if (object && sandbox->responder)

@@ -62,6 +62,8 @@ struct sandbox {
 	bool names_settled;		 /* every name of the policy answered once (cached) */
 	/* The container it confines ("" none): its record keeps the policy across restarts. */
 	char container_id[CONTAINER_ID_LENGTH + 1];
+	bool guard;	      /* a guard (guard.h): its policy is its subtree's default */
+	uint16_t guard_level; /* a guard's cgroup level (the cgroup2 root is 0) */
 };
 
 struct resolver;
@@ -134,6 +136,10 @@ void sandbox_adopt_path(struct sandbox *sandbox, const char *path);
  */
 int sandbox_attach(struct sandbox_registry *registry, const char *path, const char *netns,
 		   struct policy *policy, struct sandbox **out, struct sandbox_error *error);
+/* The same for a guard (guard is true): guard.h's guard_set is the caller. */
+int sandbox_attach_role(struct sandbox_registry *registry, const char *path, const char *netns,
+			struct policy *policy, bool guard, struct sandbox **out,
+			struct sandbox_error *error);
 int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 		   struct policy *policy, struct sandbox_error *error);
 int sandbox_detach(struct sandbox_registry *registry, struct sandbox *sandbox,

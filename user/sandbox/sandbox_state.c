@@ -17,6 +17,7 @@
 #include "dns/resolver.h"
 #include "events.h"
 #include "sandbox.h"
+#include "guard.h"
 #include "sandbox_internal.h"
 
 static void sandbox_state_path(const struct sandbox_registry *registry, uint64_t cgroup_id,
@@ -216,8 +217,8 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 	uint32_t own = BFBPF_SANDBOX_DNS_V6 | BFBPF_SANDBOX_EVENTS;
 
 	sandbox->events = registry->events_enabled;
-	if (!registry->dns)
-		return;
+	if (!registry->dns || sandbox->guard)
+		return; /* guards have no responder: a guard spans many network namespaces */
 	if (sandbox->netns_unknown) {
 		log_warn("%s: no process tells its network namespace; its DNS responder starts "
 			 "when one does",
@@ -303,6 +304,8 @@ static int sandbox_adopt_one(struct sandbox_registry *registry, uint64_t cgroup_
 	if (err)
 		goto cleanup;
 	sandbox->generation = value.generation;
+	sandbox->guard = value.flags & BFBPF_SANDBOX_GUARD; /* the role lives in the value */
+	sandbox->guard_level = value.guard_level;
 	if (loader_links_open(registry->loader, cgroup_id, sandbox->link_fds))
 		log_warn("sandbox %" PRIu64 ": some links are not pinned; verify will say which",
 			 cgroup_id);
@@ -402,6 +405,8 @@ int sandbox_registry_adopt(struct sandbox_registry *registry)
 	err = sandbox_forget_removed(registry, ids, count);
 	if (!err)
 		err = loader_entries_collect_garbage(registry->loader);
+	if (!err)
+		err = guard_registrations_sync(registry);
 	sandbox_registry_reap(registry);
 cleanup:
 	free(ids);

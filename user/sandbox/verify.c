@@ -7,8 +7,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 
+#include "lib/cgroup.h"
 #include "lib/log.h"
 #include "probe.h"
 #include "verify.h"
@@ -222,7 +224,7 @@ static void verify_probes(struct sandbox_registry *registry, struct sandbox *san
 		.allowed = &sandbox->applied,
 		.lsm_available = loader_hook_available(registry->loader, LOADER_HOOK_SOCKET_LSM),
 	};
-	char detail[PATH_MAX + 64];
+	char detail[PATH_MAX + 64], child[PATH_MAX];
 
 	if (sandbox->netns_path && sandbox->netns_fd < 0) {
 		snprintf(detail, sizeof(detail), "network namespace %s is gone",
@@ -230,11 +232,28 @@ static void verify_probes(struct sandbox_registry *registry, struct sandbox *san
 		verify_check_add(checks, complete, "probes", false, detail);
 		return;
 	}
+	/*
+	 * A guard is probed from a new cgroup below it: unregistered, as a new
+	 * container's is (and a cgroup parent with controllers enabled may hold
+	 * no process itself).
+	 */
+	if (sandbox->guard) {
+		snprintf(child, sizeof(child), "%s/bfbpf-verify-%d", sandbox->path, (int)getpid());
+		if (mkdir(child, 0700) && errno != EEXIST) {
+			snprintf(detail, sizeof(detail), "cannot make a cgroup below the guard: %s",
+				 strerror(errno));
+			verify_check_add(checks, complete, "probes", false, detail);
+			return;
+		}
+		plan.cgroup_path = child;
+	}
 	if (probe_run(&plan, checks, complete)) {
 		snprintf(detail, sizeof(detail), "cannot start the probe process: %s",
 			 strerror(errno));
 		verify_check_add(checks, complete, "probes", false, detail);
 	}
+	if (sandbox->guard && cgroup_kill_and_remove(child))
+		log_warn("%s: cannot remove the probes' cgroup %s", sandbox->path, child);
 }
 
 json_t *verify_sandbox(struct sandbox_registry *registry, struct sandbox *sandbox, bool with_probes,

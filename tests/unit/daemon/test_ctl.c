@@ -127,6 +127,35 @@ static void test_container_requests(void **state)
 		       "bad_request", "policy");
 }
 
+/* guard takes a cgroup and a policy (the CLI sends no-network by default); unguard a cgroup. */
+static void test_guard_requests(void **state)
+{
+	struct sandbox_error error = {0};
+	struct ctl_request request;
+	const char *line = "{\"op\":\"guard\",\"cgroup\":\"docker\","
+			   "\"policy\":{\"network_mode\":\"no-network\"}}";
+
+	(void)state;
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_int_equal(request.op, CTL_OP_GUARD);
+	assert_string_equal(request.cgroup, "docker");
+	assert_true(request.has_policy);
+	assert_int_equal(request.policy.mode, POLICY_MODE_NO_NETWORK);
+	ctl_request_free(&request);
+	line = "{\"op\":\"unguard\",\"cgroup\":\"docker\"}";
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_int_equal(request.op, CTL_OP_UNGUARD);
+	assert_false(request.has_policy);
+	ctl_request_free(&request);
+	expect_refused("{\"op\":\"guard\",\"cgroup\":\"docker\"}", "bad_request", "policy");
+	expect_refused("{\"op\":\"guard\",\"policy\":{\"network_mode\":\"no-network\"}}",
+		       "bad_request", "cgroup");
+	expect_refused("{\"op\":\"unguard\",\"cgroup\":\"x\",\"policy\":{}}", "bad_request",
+		       "policy");
+	expect_refused("{\"op\":\"guard\",\"cgroup\":\"x\",\"netns\":\"/n\",\"policy\":{}}",
+		       "bad_request", "netns");
+}
+
 static void test_bad_json(void **state)
 {
 	(void)state;
@@ -214,7 +243,7 @@ int main(void)
 		cmocka_unit_test(test_valid_requests),	  cmocka_unit_test(test_container_requests),
 		cmocka_unit_test(test_bad_json),	  cmocka_unit_test(test_bad_shapes),
 		cmocka_unit_test(test_invalid_policy),	  cmocka_unit_test(test_too_large),
-		cmocka_unit_test(test_reply_error_shape),
+		cmocka_unit_test(test_reply_error_shape), cmocka_unit_test(test_guard_requests),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);
