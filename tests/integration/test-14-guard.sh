@@ -13,9 +13,9 @@ ALL_TESTS+=(guard_closes_new_cgroup guard_registered_child_own_policy guard_atta
 NOBODY_PORT=7100
 POLICY_DENIED_PORT=7200
 
-# count_server NS ADDR PORT FILE: a TCP server that appends one line to FILE per
+# guard_count_server NS ADDR PORT FILE: a TCP server that appends one line to FILE per
 # connection it accepts (what reached the world), until the case ends.
-count_server() {
+guard_count_server() {
 	local ns=$1 addr=$2 port=$3 file=$4 ready
 	ready=$(mktemp -u "$CASEDIR/count-ready.XXXXXX")
 	: >"$file"
@@ -39,8 +39,8 @@ EOF
 	wait_for_file "$ready" 30 || fail "counting server on $addr:$port did not start"
 }
 
-# reached FILE: how many connections the counting server accepted.
-reached() { wc -l <"$1"; }
+# guard_reached FILE: how many connections the counting server accepted.
+guard_reached() { wc -l <"$1"; }
 
 guard() {
 	local cg=$1
@@ -76,7 +76,7 @@ EOF
 test_guard_closes_new_cgroup() {
 	guard_up
 	local reach=$CASEDIR/reach-nobody
-	count_server "$NS_SRV" $SRV4 $NOBODY_PORT "$reach"
+	guard_count_server "$NS_SRV" $SRV4 $NOBODY_PORT "$reach"
 	log "a cgroup made after the guard, its process connecting at once"
 	mkdir "$CG/C" || fail "cannot create $CG/C"
 	expect "$CG/C" \
@@ -86,14 +86,14 @@ test_guard_closes_new_cgroup() {
 	log "and a deeper one"
 	mkdir -p "$CG/C/deeper/still" || fail "cannot create $CG/C/deeper/still"
 	expect "$CG/C/deeper/still" "denied tcp $SRV4 $NOBODY_PORT"
-	[ "$(reached "$reach")" -eq 0 ] || fail "$(reached "$reach") connections reached the world"
+	[ "$(guard_reached "$reach")" -eq 0 ] || fail "$(guard_reached "$reach") connections reached the world"
 	expect_listed "$CG" "s.get('role') == 'guard' and s['guard']['refused'] > 0"
 }
 
 test_guard_registered_child_own_policy() {
 	guard_up
 	local reach=$CASEDIR/reach-nobody
-	count_server "$NS_SRV" $SRV4 $NOBODY_PORT "$reach"
+	guard_count_server "$NS_SRV" $SRV4 $NOBODY_PORT "$reach"
 	cg_make "$CG/C"
 	cg_make "$CG/D"
 	attach "$CG/C" --mode allowlist --allow $SRV4:7000
@@ -107,7 +107,7 @@ test_guard_registered_child_own_policy() {
 	expect "$CG/C/sub" "ok tcp $SRV4 7000" "denied tcp $SRV4B 7000"
 	log "an unregistered sibling stays closed"
 	expect "$CG/D" "denied tcp $SRV4 7000" "denied tcp $SRV4 $NOBODY_PORT"
-	[ "$(reached "$reach")" -eq 0 ] || fail "$(reached "$reach") connections reached the world"
+	[ "$(guard_reached "$reach")" -eq 0 ] || fail "$(guard_reached "$reach") connections reached the world"
 	log "an event says that it was a guard, for an unregistered cgroup"
 	guard_events_wait "$CASEDIR/events.json" \
 		"[x for x in e if x.get('unregistered') is True and x.get('cgroup_id') == $(cg_id "$CG") and x.get('port') == $NOBODY_PORT]" ||
@@ -128,8 +128,8 @@ test_guard_registered_child_own_policy() {
 test_guard_attach_detach_loop() {
 	guard_up
 	local denied=$CASEDIR/reach-denied allowed=$CASEDIR/reach-allowed
-	count_server "$NS_SRV" $SRV4B $POLICY_DENIED_PORT "$denied"
-	count_server "$NS_SRV" $SRV4 $NOBODY_PORT "$allowed"
+	guard_count_server "$NS_SRV" $SRV4B $POLICY_DENIED_PORT "$denied"
+	guard_count_server "$NS_SRV" $SRV4 $NOBODY_PORT "$allowed"
 	cg_make "$CG/C"
 	sbx "$CG/C" "$PYTHON" - $SRV4 $NOBODY_PORT $SRV4B $POLICY_DENIED_PORT "$CASEDIR/loop.out" <<'EOF' &
 import errno, socket, sys, time
@@ -163,14 +163,14 @@ EOF
 	done
 	kill -KILL $loop
 	cat "$CASEDIR/loop.out"
-	log "the policy-denied port: $(reached "$denied") connections; the allowed one: $(reached "$allowed")"
-	[ "$(reached "$denied")" -eq 0 ] || fail "the policy-denied port was reached"
-	[ "$(reached "$allowed")" -gt 0 ] || fail "the registered policy never applied (the loop never got through)"
+	log "the policy-denied port: $(guard_reached "$denied") connections; the allowed one: $(guard_reached "$allowed")"
+	[ "$(guard_reached "$denied")" -eq 0 ] || fail "the policy-denied port was reached"
+	[ "$(guard_reached "$allowed")" -gt 0 ] || fail "the registered policy never applied (the loop never got through)"
 	log "detached: closed again"
 	local before
-	before=$(reached "$allowed")
+	before=$(guard_reached "$allowed")
 	expect "$CG/C" "denied tcp $SRV4 $NOBODY_PORT"
-	[ "$(reached "$allowed")" -eq "$before" ] || fail "a connection got through after the detach"
+	[ "$(guard_reached "$allowed")" -eq "$before" ] || fail "a connection got through after the detach"
 }
 
 # Sockets made in an unregistered cgroup, used after the process moved into a
@@ -178,7 +178,7 @@ EOF
 test_guard_socket_moved_in_denied() {
 	guard_up
 	local reach=$CASEDIR/reach-nobody
-	count_server "$NS_SRV" $SRV4 $NOBODY_PORT "$reach"
+	guard_count_server "$NS_SRV" $SRV4 $NOBODY_PORT "$reach"
 	cg_make "$CG/C"
 	cg_make "$CG/D"
 	attach "$CG/C" --mode allowlist --allow $SRV4:$NOBODY_PORT --allow $SRV4:9999
@@ -213,7 +213,7 @@ EOF
 	cat "$CASEDIR/moved.out"
 	grep -q "tcp 1 udp 1 fresh ok" "$CASEDIR/moved.out" ||
 		fail "expected EPERM (1) for the old sockets and a working new socket"
-	[ "$(reached "$reach")" -eq 1 ] || fail "expected only the new socket's connection to arrive"
+	[ "$(guard_reached "$reach")" -eq 1 ] || fail "expected only the new socket's connection to arrive"
 }
 
 test_guard_daemon_restart() {
@@ -289,7 +289,7 @@ test_guard_podman() {
 	world_up
 	daemon_up
 	local parent=$CG/pods reach=$CASEDIR/reach-nobody
-	count_server "$NS_SRV" $SRV4 $NOBODY_PORT "$reach"
+	guard_count_server "$NS_SRV" $SRV4 $NOBODY_PORT "$reach"
 	cg_make "$parent"
 	guard "$parent"
 	defer "bfs unguard --cgroup '$parent'"
@@ -318,5 +318,5 @@ for i in range(20):
 	cat "$CASEDIR/container.out" "$CASEDIR/container.err"
 	grep -q "errno 1" "$CASEDIR/container.out" || fail "the container did not run or was not refused"
 	grep -q connected "$CASEDIR/container.out" && fail "the container connected"
-	[ "$(reached "$reach")" -eq 0 ] || fail "$(reached "$reach") connections reached the world"
+	[ "$(guard_reached "$reach")" -eq 0 ] || fail "$(guard_reached "$reach") connections reached the world"
 }
