@@ -212,6 +212,10 @@ lint: ## clang-format check, shellcheck, include graph, length report
 	$(PYTHON3) tools/include-graph.py || rc=1; \
 	echo "lint: lengths"; \
 	$(PYTHON3) tools/lengths.py || rc=1; \
+	echo "lint: integration helpers (one shell: a name defined twice, the last file wins)"; \
+	dup=$$(cat tests/integration/lib.sh tests/integration/test-*.sh | \
+		sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)() *{.*/\1/p' | sort | uniq -d); \
+	if [ -n "$$dup" ]; then echo "defined in more than one file: $$dup"; rc=1; fi; \
 	if [ $$rc = 0 ]; then echo "lint: ok"; else echo "lint: FAILED"; fi; exit $$rc
 
 install: $(BUILD)/bfbpf ## install bfbpf into PREFIX/sbin (PREFIX=/usr/local)
