@@ -57,8 +57,8 @@ expect_forbidden() {
 }
 
 # The CLI's own refusal of a target that holds the caller (before the daemon is asked).
-expect_refused_target() {
-	json_check "$CASEDIR/last.out" "d['ok'] is False and d['error']['code'] == 'refused_target'" ||
+expect_protected_cgroup() {
+	json_check "$CASEDIR/last.out" "d['ok'] is False and d['error']['code'] == 'protected_cgroup'" ||
 		fail "the CLI did not refuse a target that holds itself"
 }
 
@@ -68,10 +68,10 @@ test_control_sandboxed_root_refused() {
 	attach "$CG" --mode allowlist --allow $SRV4
 	caps_empty "$CG"
 	log "uid 0 without capabilities, in the sandbox: update --mode public on its own cgroup"
-	log "the CLI refuses a target that holds the caller itself (refused_target, exit 2)"
+	log "the CLI refuses a target that holds the caller itself (protected_cgroup, exit 2)"
 	expect_status 2 sbx "$CG" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
 		"$BFBPF" update --cgroup "$CG" --mode public --socket "$SOCK" --json
-	expect_refused_target
+	expect_protected_cgroup
 	log "a client that skips that check: the daemon refuses it"
 	ctl_script
 	expect_status 0 sbx "$CG" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
@@ -81,7 +81,7 @@ test_control_sandboxed_root_refused() {
 	log "nor may it detach, or read the status"
 	expect_status 2 sbx "$CG" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
 		"$BFBPF" detach --cgroup "$CG" --socket "$SOCK" --json
-	expect_refused_target
+	expect_protected_cgroup
 	expect_status 0 sbx "$CG" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- \
 		"$PYTHON" "$CASEDIR/ctl.py" "$SOCK" "{\"op\":\"detach\",\"cgroup\":\"$CG\"}"
 	expect_forbidden
@@ -107,7 +107,7 @@ test_control_descendant_refused() {
 		"{\"op\":\"update\",\"cgroup\":\"$CG\",\"policy\":{\"network_mode\":\"public\"}}"
 	expect_forbidden
 	expect_status 2 sbx "$child" "$BFBPF" detach --cgroup "$CG" --socket "$SOCK" --json
-	expect_refused_target
+	expect_protected_cgroup
 	expect_status 1 sbx "$child" "$BFBPF" status --socket "$SOCK" --json
 	expect_forbidden
 	expect "$child" "denied tcp $SRV4 7000" "denied udp-sendto $SRV6 9999"

@@ -354,7 +354,7 @@ test_container_root_refused() {
 	log "the daemon refuses it too (a client that skips the check)"
 	ctl_send "{\"op\":\"attach\",\"cgroup\":\"$CGROOT\",\"policy\":{\"network_mode\":\"no-network\"}}" \
 		>"$CASEDIR/raw.json"
-	json_check "$CASEDIR/raw.json" "d['error']['code'] == 'refused_target'" || fail "the daemon took the root"
+	json_check "$CASEDIR/raw.json" "d['error']['code'] == 'protected_cgroup'" || fail "the daemon took the root"
 	log "nor an ancestor of PID 1's cgroup"
 	local one
 	one=$(sed -n 's/^0:://p' /proc/1/cgroup)

@@ -88,8 +88,9 @@ static int cli_target_allowed(const char *path)
 	char why[PATH_MAX * 2 + 64];
 
 	if (cgroup_path_is_protected(path, why, sizeof(why)))
-		return cli_fail(CLI_EXIT_USAGE, "refused_target",
-				"%s: %s; no sandbox may be the cgroup2 root or hold PID 1 or bfbpf",
+		return cli_fail(CLI_EXIT_USAGE, "protected_cgroup",
+				"protected_cgroup: %s: %s; no sandbox or guard may be the cgroup2 "
+				"root or hold PID 1 or bfbpf",
 				path, why);
 	return CLI_EXIT_OK;
 }
@@ -223,7 +224,7 @@ int cli_reply_exit(json_t *reply)
 	code = cli_reply_code(reply);
 	if (!strcmp(code, "invalid_policy") || !strcmp(code, "bad_request") ||
 	    !strcmp(code, "bad_json") || !strcmp(code, "unknown_op") ||
-	    !strcmp(code, "refused_target") || !strcmp(code, "protected_cgroup"))
+	    !strcmp(code, "protected_cgroup"))
 		return CLI_EXIT_USAGE;
 	return CLI_EXIT_FAILED;
 }

@@ -65,7 +65,7 @@ static json_t *ctl_target_refused(const char *given)
 	snprintf(message, sizeof(message),
 		 "%s: %s; no sandbox may be the cgroup2 root or hold PID 1 or the daemon", path,
 		 why);
-	return ctl_reply_error("refused_target", message);
+	return ctl_reply_error("protected_cgroup", message);
 }
 
 /* A policy of the daemon's --policy-dir, by name, as the request's policy. */
