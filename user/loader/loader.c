@@ -364,9 +364,8 @@ int loader_sandbox_get(struct loader *loader, uint64_t cgroup_id, struct bfbpf_s
 	return 0;
 }
 
-int loader_sandbox_list(struct loader *loader, uint64_t **ids, size_t *count)
+int loader_map_keys(int fd, uint64_t **ids, size_t *count)
 {
-	int fd = bpf_map__fd(loader->skel->maps.sandboxes);
 	uint64_t id, *prev = NULL, *list = NULL;
 	size_t n = 0;
 
@@ -384,4 +383,9 @@ int loader_sandbox_list(struct loader *loader, uint64_t **ids, size_t *count)
 	*ids = list;
 	*count = n;
 	return 0;
+}
+
+int loader_sandbox_list(struct loader *loader, uint64_t **ids, size_t *count)
+{
+	return loader_map_keys(bpf_map__fd(loader->skel->maps.sandboxes), ids, count);
 }

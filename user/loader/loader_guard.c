@@ -42,22 +42,5 @@ bool loader_registered(struct loader *loader, uint64_t cgroup_id)
 
 int loader_registered_list(struct loader *loader, uint64_t **ids, size_t *count)
 {
-	int fd = bpf_map__fd(loader->skel->maps.registered);
-	uint64_t id, *prev = NULL, *list = NULL;
-	size_t n = 0;
-
-	while (!bpf_map_get_next_key(fd, prev, &id)) {
-		uint64_t *grown = reallocarray(list, n + 1, sizeof(*list));
-
-		if (!grown) {
-			free(list);
-			return -ENOMEM;
-		}
-		list = grown;
-		list[n++] = id;
-		prev = &list[n - 1];
-	}
-	*ids = list;
-	*count = n;
-	return 0;
+	return loader_map_keys(bpf_map__fd(loader->skel->maps.registered), ids, count);
 }

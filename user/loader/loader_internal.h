@@ -22,4 +22,7 @@ int loader_mkdir_parents(const char *path);
 /* The highest generation in any map, so that a restarted daemon never reuses one. */
 int loader_scan_generations(struct loader *loader);
 
+/* The keys of a map keyed by cgroup id (u64), in a new array (free it). */
+int loader_map_keys(int fd, uint64_t **ids, size_t *count);
+
 #endif /* BFBPF_LOADER_INTERNAL_H */
