@@ -39,6 +39,23 @@ int cli_number_option(const char *option, const char *text, long long min, long 
 	return cli_usage_error("%s %s: expected %s (%lld to %lld)", option, text, what, min, max);
 }
 
+int cli_seconds_option(const char *option, const char *text, uint32_t *out)
+{
+	long long seconds;
+	int status = cli_number_option(option, text, 0, CLI_MAX_NAME_SECONDS, "seconds", &seconds);
+
+	if (!status)
+		*out = (uint32_t)seconds;
+	return status;
+}
+
+int cli_names_check(const struct names_config *names)
+{
+	if (names->min_ttl > names->max_ttl)
+		return cli_usage_error("--min-ttl is larger than --max-ttl");
+	return CLI_EXIT_OK;
+}
+
 int cli_policy_build(const struct cli_policy_args *args, struct policy *out)
 {
 	return cli_policy_build_loopback(args, true, out);

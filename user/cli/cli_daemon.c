@@ -26,9 +26,6 @@ enum {
 	CLI_DAEMON_POLICY_DIR,
 };
 
-/* A name's TTL bounds and grace: at most a day. */
-#define CLI_DAEMON_MAX_SECONDS 86400
-
 const struct cli_option cli_daemon_options[] = {
 	{"bpffs", "DIR", CLI_DAEMON_BPFFS, 0,
 	 "where maps and links are pinned (default " DAEMON_DEFAULT_BPFFS ")"},
@@ -58,17 +55,6 @@ const struct cli_option cli_daemon_options[] = {
 	 "error, warn, info or debug: what goes to stderr (default info)"},
 	{0},
 };
-
-static int cli_daemon_seconds(const char *option, const char *value, uint32_t *out)
-{
-	long long seconds;
-	int status;
-
-	status = cli_number_option(option, value, 0, CLI_DAEMON_MAX_SECONDS, "seconds", &seconds);
-	if (!status)
-		*out = (uint32_t)seconds;
-	return status;
-}
 
 static int cli_daemon_option(struct cli_args *args, int id, const char *value, void *ctx)
 {
@@ -105,11 +91,11 @@ static int cli_daemon_option(struct cli_args *args, int id, const char *value, v
 		daemon->verify_interval_seconds = (int)number;
 		return status;
 	case CLI_DAEMON_MIN_TTL:
-		return cli_daemon_seconds("--min-ttl", value, &names->min_ttl);
+		return cli_seconds_option("--min-ttl", value, &names->min_ttl);
 	case CLI_DAEMON_MAX_TTL:
-		return cli_daemon_seconds("--max-ttl", value, &names->max_ttl);
+		return cli_seconds_option("--max-ttl", value, &names->max_ttl);
 	case CLI_DAEMON_GRACE:
-		return cli_daemon_seconds("--grace", value, &names->grace);
+		return cli_seconds_option("--grace", value, &names->grace);
 	case CLI_DAEMON_NO_EVENTS:
 		daemon->events = false;
 		return CLI_EXIT_OK;
@@ -151,10 +137,9 @@ int cli_daemon(const struct cli_command *command, int argc, char **argv)
 	status = cli_parse(command, argc, argv, &args, cli_daemon_option, &daemon);
 	if (status)
 		goto cleanup;
-	if (args.resolver.names.min_ttl > args.resolver.names.max_ttl) {
-		status = cli_usage_error("--min-ttl is larger than --max-ttl");
+	status = cli_names_check(&args.resolver.names);
+	if (status)
 		goto cleanup;
-	}
 	daemon.socket_path = client_socket_path(args.socket);
 	daemon.resolver = args.resolver;
 	log_capture_libbpf();

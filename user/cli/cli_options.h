@@ -144,6 +144,13 @@ int cli_number_parse(const char *text, long long min, long long max, long long *
 int cli_number_option(const char *option, const char *text, long long min, long long max,
 		      const char *what, long long *out);
 
+/* A name's TTL bounds and grace (--min-ttl, --max-ttl, --grace): at most a day. */
+#define CLI_MAX_NAME_SECONDS 86400
+/* For those options: 0 to CLI_MAX_NAME_SECONDS, else one line and CLI_EXIT_USAGE. */
+int cli_seconds_option(const char *option, const char *text, uint32_t *out);
+/* --min-ttl must not exceed --max-ttl: CLI_EXIT_OK or one line and CLI_EXIT_USAGE. */
+int cli_names_check(const struct names_config *names);
+
 /* Builds and validates the policy; on error one line (invalid_policy) and CLI_EXIT_USAGE. */
 int cli_policy_build(const struct cli_policy_args *args, struct policy *out);
 /*

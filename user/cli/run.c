@@ -6,6 +6,12 @@
  * join the cgroup and exec, as an unprivileged user in namespaces of its own
  * (run_confine.c). When the command ends, whatever it left running in the
  * cgroup is killed before the cgroup is detached and removed.
+ *
+ * Names are the daemon's (the sandbox layer's code, the same rules): every
+ * name of the policy has answered before the attach, the sandbox's DNS
+ * responder listens in our network namespace (which the command shares)
+ * before the command starts, and while it runs, one loop answers its DNS and
+ * re-programs the names as their TTLs run out.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "lib/cgroup.h"
@@ -23,11 +31,14 @@
 #include "loader/loader.h"
 #include "lib/log.h"
 #include "dns/resolver.h"
+#include "dns/responder.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/verify.h"
 #include "run_confine.h"
 
 #define RUN_DEFAULT_BPFFS "/sys/fs/bpf/bfbpf-run"
+/* Without a pidfd (kernels before 5.3), how often the loop looks whether the command ended. */
+#define RUN_CHILD_POLL_MS 200
 
 static volatile sig_atomic_t run_child_pid;
 
@@ -85,6 +96,9 @@ enum {
 	RUN_OPTION_BPFFS,
 	RUN_OPTION_USER,
 	RUN_OPTION_ALLOW_ROOT,
+	RUN_OPTION_MIN_TTL,
+	RUN_OPTION_MAX_TTL,
+	RUN_OPTION_GRACE,
 };
 
 const struct cli_option cli_run_options[] = {
@@ -96,6 +110,12 @@ const struct cli_option cli_run_options[] = {
 	 "make the transient cgroup in this cgroup v2 directory (default: the cgroup2 root)"},
 	{"bpffs", "DIR", RUN_OPTION_BPFFS, 0,
 	 "pin the programs and maps under this directory (default " RUN_DEFAULT_BPFFS ")"},
+	{"min-ttl", "S", RUN_OPTION_MIN_TTL, 0,
+	 "a name's TTL is clamped to at least this (0 to 86400, default 30)"},
+	{"max-ttl", "S", RUN_OPTION_MAX_TTL, 0,
+	 "... and to at most this (0 to 86400, default 3600)"},
+	{"grace", "S", RUN_OPTION_GRACE, 0,
+	 "an address a name stopped returning stays this long past its TTL (default 300)"},
 	{0},
 };
 
@@ -109,10 +129,10 @@ struct run_args {
 
 static int run_option(struct cli_args *args, int id, const char *value, void *ctx)
 {
+	struct names_config *names = &args->resolver.names;
 	struct run_args *own = ctx;
 	char err[128];
 
-	(void)args;
 	switch (id) {
 	case RUN_OPTION_CGROUP_PARENT:
 		own->cgroup_parent = value;
@@ -128,6 +148,12 @@ static int run_option(struct cli_args *args, int id, const char *value, void *ct
 	case RUN_OPTION_ALLOW_ROOT:
 		own->allow_root = true;
 		return CLI_EXIT_OK;
+	case RUN_OPTION_MIN_TTL:
+		return cli_seconds_option("--min-ttl", value, &names->min_ttl);
+	case RUN_OPTION_MAX_TTL:
+		return cli_seconds_option("--max-ttl", value, &names->max_ttl);
+	case RUN_OPTION_GRACE:
+		return cli_seconds_option("--grace", value, &names->grace);
 	}
 	return CLI_EXIT_USAGE;
 }
@@ -144,6 +170,19 @@ static int run_identity_choose(struct run_args *own)
 			"can write root-owned files that make code run outside the sandbox (cron "
 			"jobs, systemd units); pass --user USER, or --allow-root to accept that");
 	return CLI_EXIT_OK;
+}
+
+/* Names that answered with no address to program (NXDOMAIN, or filtered): said, not fatal. */
+static void run_names_warn(struct sandbox_registry *registry, const struct sandbox *sandbox)
+{
+	json_t *unresolved = sandbox_names_unresolved(registry, sandbox);
+	char *text = json_array_size(unresolved) ? json_dumps(unresolved, JSON_COMPACT) : NULL;
+
+	if (text)
+		log_warn("names with no address to allow (only their subdomains may resolve): %s",
+			 text);
+	free(text);
+	json_decref(unresolved);
 }
 
 /* Attach and verify; only a complete lockdown lets the command start. */
@@ -168,6 +207,8 @@ static int run_confine(struct sandbox_registry *registry, const char *cgroup, st
 		free(text);
 	}
 	json_decref(verdict);
+	if (complete)
+		run_names_warn(registry, *sandbox);
 	return complete ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 }
 
@@ -176,10 +217,54 @@ struct run_state {
 	char pin_dir[PATH_MAX]; /* "": nothing pinned yet */
 	bool made_cgroup;
 	struct loader *loader;
+	int epoll_fd; /* the resolver's, the responder's and the command's pidfd */
 	struct resolver *resolver;
+	struct responder_context dns;
 	struct sandbox_registry registry;
 	struct sandbox *sandbox;
 };
+
+static int run_epoll_add(int epoll_fd, int fd)
+{
+	struct epoll_event event = {.events = EPOLLIN, .data.fd = fd};
+
+	return epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &event) ? -errno : 0;
+}
+
+/*
+ * The resolver on our loop; every name of the policy answered (an upstream
+ * that does not answer is an error: nothing runs); the responder's context,
+ * so that the attach starts one for the sandbox.
+ */
+static int run_names_prepare(struct run_state *state,
+			     const struct resolver_options *resolver_options,
+			     const struct policy *policy)
+{
+	const char *name, *why;
+
+	state->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (state->epoll_fd < 0 ||
+	    resolver_open(resolver_options, state->epoll_fd, &state->resolver) ||
+	    run_epoll_add(state->epoll_fd, resolver_timer_fd(state->resolver)) ||
+	    resolver_policy_ref(state->resolver, policy)) {
+		cli_error("cannot start the resolver");
+		return CLI_EXIT_FAILED;
+	}
+	resolver_wait_settled(state->resolver, policy, RESOLVER_SETTLE_TIMEOUT_MS);
+	name = resolver_policy_unanswered(state->resolver, policy, &why);
+	if (name) {
+		cli_error("cannot resolve %s (%s), not running the command: check --dns-server "
+			  "(default: /etc/resolv.conf's servers)",
+			  name, why);
+		return CLI_EXIT_FAILED;
+	}
+	state->registry.resolver = state->resolver;
+	state->dns.epoll_fd = state->epoll_fd;
+	state->dns.rate_per_second = RESPONDER_RATE_PER_SECOND;
+	state->dns.resolver = state->resolver;
+	sandbox_registry_set_dns(&state->registry, &state->dns);
+	return CLI_EXIT_OK;
+}
 
 /* The transient cgroup, the programs pinned in a directory of their own, the names resolved. */
 static int run_prepare(struct run_state *state, const struct run_args *own,
@@ -208,17 +293,55 @@ static int run_prepare(struct run_state *state, const struct run_args *own,
 		return CLI_EXIT_FAILED;
 	}
 	sandbox_registry_init(&state->registry, state->loader, NULL);
-	/* Names are resolved once, before the command starts (no daemon keeps them fresh). */
-	if (resolver_open(resolver_options, -1, &state->resolver) ||
-	    resolver_policy_ref(state->resolver, policy)) {
-		cli_error("cannot start the resolver");
-		return CLI_EXIT_FAILED;
+	return run_names_prepare(state, resolver_options, policy);
+}
+
+/* Has the child ended (not reaped: run_wait does)? */
+static bool run_child_ended(pid_t child)
+{
+	siginfo_t info = {0};
+
+	return waitid(P_PID, (id_t)child, &info, WEXITED | WNOHANG | WNOWAIT) || info.si_pid;
+}
+
+/*
+ * While the command runs: its DNS queries, the resolver's answers and
+ * timers, the names re-programmed (sandbox_serve.c, as in the daemon), until
+ * the child ends.
+ */
+static void run_serve(struct run_state *state, pid_t child)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	struct epoll_event events[32];
+	bool ended = false;
+
+	if (pidfd >= 0 && run_epoll_add(state->epoll_fd, pidfd)) {
+		close(pidfd);
+		pidfd = -1;
 	}
-	if (resolver_wait_settled(state->resolver, policy, RESOLVER_SETTLE_TIMEOUT_MS))
-		log_warn("some names did not answer within %d ms; they allow nothing",
-			 RESOLVER_SETTLE_TIMEOUT_MS);
-	state->registry.resolver = state->resolver;
-	return CLI_EXIT_OK;
+	while (!ended) {
+		int wait_ms = sandbox_registry_dns_wait_ms(&state->registry), count;
+
+		if (pidfd < 0 && (wait_ms < 0 || wait_ms > RUN_CHILD_POLL_MS))
+			wait_ms = RUN_CHILD_POLL_MS;
+		count = epoll_wait(state->epoll_fd, events, 32, wait_ms);
+		if (count < 0 && errno != EINTR)
+			break; /* the caller still waits for the child */
+		for (int i = 0; i < count; i++) {
+			int fd = events[i].data.fd;
+
+			if (fd == pidfd)
+				ended = true;
+			else if (!resolver_handle_fd(state->resolver, fd, events[i].events))
+				sandbox_registry_dns_handle(&state->registry, fd, events[i].events);
+		}
+		sandbox_registry_names_serve(&state->registry);
+		sandbox_registry_collect(&state->registry);
+		if (pidfd < 0)
+			ended = run_child_ended(child);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
 }
 
 /* Fork the command, which waits on a pipe until the lockdown is verified; its exit status. */
@@ -255,6 +378,7 @@ static int run_command(struct run_state *state, char **command, struct policy *p
 		return status;
 	}
 	/* Held open until the command ends: the child takes a hang-up for our death. */
+	run_serve(state, child);
 	status = run_wait(child);
 	close(ready[1]);
 	return status;
@@ -271,6 +395,8 @@ static void run_teardown(struct run_state *state)
 		sandbox_detach(&state->registry, state->sandbox, &error);
 	sandbox_registry_free(&state->registry);
 	resolver_close(state->resolver);
+	if (state->epoll_fd >= 0)
+		close(state->epoll_fd);
 	loader_close(state->loader);
 	if (state->pin_dir[0])
 		run_remove_pins(state->pin_dir); /* what loading made, even if it failed part-way */
@@ -279,7 +405,7 @@ static void run_teardown(struct run_state *state)
 int cli_run(const struct cli_command *command, int argc, char **argv)
 {
 	struct run_args own = {.bpffs = RUN_DEFAULT_BPFFS};
-	struct run_state state = {0};
+	struct run_state state = {.epoll_fd = -1};
 	bool have_policy = false;
 	struct cli_args args;
 	struct policy policy;
@@ -287,6 +413,8 @@ int cli_run(const struct cli_command *command, int argc, char **argv)
 
 	cli_args_init(&args);
 	status = cli_parse(command, argc, argv, &args, run_option, &own);
+	if (!status)
+		status = cli_names_check(&args.resolver.names);
 	if (status)
 		goto cleanup;
 	status = run_identity_choose(&own);

@@ -154,12 +154,7 @@ static void daemon_tick(struct daemon *daemon)
 /* Names answered: re-program the sandboxes they changed, then send waiting replies. */
 static void daemon_after_events(struct daemon *daemon)
 {
-	if (daemon->resolver && resolver_take_changes(daemon->resolver))
-		for (size_t i = 0; i < daemon->registry.count; i++)
-			sandbox_refresh(&daemon->registry, daemon->registry.items[i]);
-	for (size_t i = 0; i < daemon->registry.count; i++)
-		if (daemon->registry.items[i]->responder)
-			responder_poll(daemon->registry.items[i]->responder);
+	sandbox_registry_names_serve(&daemon->registry);
 	/* Re-created cgroups of recorded containers whose process has shown up. */
 	containers_poll(&daemon->registry);
 	/* Replies are out: now the entries of replaced generations go. */
@@ -190,11 +185,9 @@ static int daemon_wait_ms(const struct daemon *daemon)
 		    daemon->clients[i].pending.deadline_ms < earliest)
 			earliest = daemon->clients[i].pending.deadline_ms;
 	/* Queries of the responders wait for names: look at them ten times a second. */
-	for (size_t i = 0; i < daemon->registry.count; i++)
-		if (daemon->registry.items[i]->responder &&
-		    responder_has_pending(daemon->registry.items[i]->responder) &&
-		    now + 100 < earliest)
-			earliest = now + 100;
+	if (sandbox_registry_dns_wait_ms(&daemon->registry) >= 0 &&
+	    now + (uint64_t)sandbox_registry_dns_wait_ms(&daemon->registry) < earliest)
+		earliest = now + (uint64_t)sandbox_registry_dns_wait_ms(&daemon->registry);
 	/* A re-created container cgroup waits for its first process: look every few ms. */
 	if (containers_wait_ms(&daemon->registry) >= 0 &&
 	    now + (uint64_t)containers_wait_ms(&daemon->registry) < earliest)
@@ -225,15 +218,6 @@ static int daemon_metrics_listen(struct daemon *daemon, const char *address)
 	return 0;
 }
 
-static bool daemon_responder_handle(struct daemon *daemon, int fd, uint32_t events)
-{
-	for (size_t i = 0; i < daemon->registry.count; i++)
-		if (daemon->registry.items[i]->responder &&
-		    responder_handle_fd(daemon->registry.items[i]->responder, fd, events))
-			return true;
-	return false;
-}
-
 static int daemon_loop(struct daemon *daemon)
 {
 	struct epoll_event events[32];
@@ -260,7 +244,8 @@ static int daemon_loop(struct daemon *daemon)
 			else if (daemon->resolver &&
 				 resolver_handle_fd(daemon->resolver, fd, events[i].events))
 				continue;
-			else if (daemon_responder_handle(daemon, fd, events[i].events))
+			else if (sandbox_registry_dns_handle(&daemon->registry, fd,
+							     events[i].events))
 				continue;
 			else if (events_handle_fd(daemon->events, fd, events[i].events))
 				continue;

@@ -411,6 +411,37 @@ bool resolver_policy_settled(struct resolver *resolver, const struct policy *pol
 	return resolver_policy_names(policy, resolver_settled_one, resolver) == 0;
 }
 
+static bool resolver_entry_unanswered(const struct names_entry *entry)
+{
+	if (!entry || !entry->resolved_once)
+		return true;
+	return !entry->count && entry->last_error && entry->last_error != ARES_ENOTFOUND;
+}
+
+const char *resolver_policy_unanswered(struct resolver *resolver, const struct policy *policy,
+				       const char **why)
+{
+	for (int list = 0; list < POLICY_LIST_COUNT; list++) {
+		size_t count;
+		const struct policy_entry *entries = policy_in_force(policy, list, &count);
+
+		for (size_t i = 0; i < count; i++) {
+			const struct names_entry *entry;
+
+			if (!resolver_policy_entry_is_name(&entries[i]))
+				continue;
+			entry = names_find(&resolver->names, entries[i].name);
+			if (!resolver_entry_unanswered(entry))
+				continue;
+			*why = entry && entry->resolved_once && entry->last_error_text[0]
+				       ? entry->last_error_text
+				       : "no answer in time";
+			return entries[i].name;
+		}
+	}
+	return NULL;
+}
+
 int resolver_wait_settled(struct resolver *resolver, const struct policy *policy, int timeout_ms)
 {
 	struct timespec start, now;

@@ -48,6 +48,15 @@ int resolver_policy_ref(struct resolver *resolver, const struct policy *policy);
 void resolver_policy_unref(struct resolver *resolver, const struct policy *policy);
 /* Has every name of the policy completed at least one round? */
 bool resolver_policy_settled(struct resolver *resolver, const struct policy *policy);
+/*
+ * The first name of the policy that no upstream answered: its first round is
+ * not over, or it ended in a failure (timeout, server failure, unreachable)
+ * with no address. NXDOMAIN is an answer: such a name is not returned (its
+ * subdomains may exist). NULL if every name was answered; else the name,
+ * and *why the failure as text.
+ */
+const char *resolver_policy_unanswered(struct resolver *resolver, const struct policy *policy,
+				       const char **why);
 /* Run the resolver's own loop until the policy settles or timeout_ms passes (no daemon). */
 int resolver_wait_settled(struct resolver *resolver, const struct policy *policy, int timeout_ms);
 

@@ -184,6 +184,16 @@ json_t *sandbox_names_to_json(struct sandbox_registry *registry, const struct sa
 /* The names of the policy with no address programmed. */
 json_t *sandbox_names_unresolved(struct sandbox_registry *registry, const struct sandbox *sandbox);
 
+/*
+ * The loop's side of names (sandbox_serve.c), for the daemon and bfbpf run:
+ * is fd a responder's (then it handled the event)? After each wake-up,
+ * re-program what changed names moved, then send the waiting replies. How
+ * long the loop may sleep for the responders (-1: until an event).
+ */
+bool sandbox_registry_dns_handle(struct sandbox_registry *registry, int fd, uint32_t events);
+void sandbox_registry_names_serve(struct sandbox_registry *registry);
+int sandbox_registry_dns_wait_ms(const struct sandbox_registry *registry);
+
 uint32_t sandbox_flags(const struct policy *policy);
 void sandbox_digest_format(uint64_t digest, char out[17]);
 json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox *sandbox);
