@@ -105,6 +105,7 @@ until_() {
 	want "$what" "$expected" "$got"
 }
 EOF
+	# shellcheck disable=SC2016 # $fails is the script's
 	printf '%s\nexit $fails\n' "$1" >>"$CASEDIR/cmd.sh"
 }
 
