@@ -10,7 +10,7 @@
 # what the world answered (DNS answers, echoes from SRV's servers), and exits
 # with the number of mismatches. Uses dns_set of test-4-names.sh.
 
-ALL_TESTS+=(run_names_subdomains run_names_wildcard run_names_refused run_names_range_filter
+ALL_TESTS+=(run_names_v4_v6 run_names_subdomains run_names_wildcard run_names_refused run_names_range_filter
 	run_names_ttl_refresh run_names_bad_input)
 
 RNAMES_ROGUE=198.18.0.3
@@ -122,6 +122,25 @@ rnames_rogue_silent() {
 	echo "rogue.log:"
 	sed 's/^/  /' "$CASEDIR/rogue.log"
 	if grep -q 'query\[' "$CASEDIR/rogue.log"; then fail "a query reached the rogue resolver"; fi
+}
+
+# A name's IPv4 and global IPv6 addresses, asked over IPv4 and IPv6 (test-4-names.sh's
+# names_v4_v6 and its global_v6_up); ULA ones are range-filtered.
+test_run_names_v4_v6() {
+	rnames_world_up
+	global_v6_up
+	dns_set "$SRV4 www.test" "$SRV6G www.test" "$SRV6G v6.www.test" "$SRV6 ula.www.test"
+	rnames_script "
+want 'IPv4 of the policy name' ok \"\$(conn tcp $SRV4 7000)\"
+want 'IPv6 of the policy name' ok \"\$(conn tcp $SRV6G 7000)\"
+want 'AAAA asked over IPv6' $SRV6G \"\$(addrs v6.www.test AAAA @$SRV6)\"
+want 'AAAA over IPv6 and TCP' $SRV6G \"\$(addrs www.test AAAA @$SRV6 +tcp)\"
+want 'A asked over IPv6' $SRV4 \"\$(addrs www.test A @$SRV6)\"
+want 'a ULA answer is empty' '' \"\$(addrs ula.www.test AAAA)\"
+want 'ULA' denied \"\$(conn tcp $SRV6 7000)\"
+want 'another IPv4' denied \"\$(conn tcp $SRV4B 7000)\""
+	rnames_expect_run 0 --mode allowlist --allow www.test
+	rnames_rogue_silent
 }
 
 # A bare name allows its subdomains: one asked through DNS is learned and connects; an
