@@ -179,15 +179,16 @@ static void daemon_after_events(struct daemon *daemon)
 static int daemon_wait_ms(const struct daemon *daemon)
 {
 	uint64_t now = log_monotonic_ms(), earliest = UINT64_MAX;
+	int dns_ms;
 
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++)
 		if (daemon->clients[i].fd >= 0 && daemon->clients[i].pending.active &&
 		    daemon->clients[i].pending.deadline_ms < earliest)
 			earliest = daemon->clients[i].pending.deadline_ms;
 	/* Queries of the responders wait for names: look at them ten times a second. */
-	if (sandbox_registry_dns_wait_ms(&daemon->registry) >= 0 &&
-	    now + (uint64_t)sandbox_registry_dns_wait_ms(&daemon->registry) < earliest)
-		earliest = now + (uint64_t)sandbox_registry_dns_wait_ms(&daemon->registry);
+	dns_ms = sandbox_registry_dns_wait_ms(&daemon->registry);
+	if (dns_ms >= 0 && now + (uint64_t)dns_ms < earliest)
+		earliest = now + (uint64_t)dns_ms;
 	/* A re-created container cgroup waits for its first process: look every few ms. */
 	if (containers_wait_ms(&daemon->registry) >= 0 &&
 	    now + (uint64_t)containers_wait_ms(&daemon->registry) < earliest)
