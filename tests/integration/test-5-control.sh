@@ -4,7 +4,7 @@
 # socket under hostile and many clients, and the Python runner client.
 
 ALL_TESTS+=(verify_detached_hook verify_map_tampering verify_probes_in_netns verify_net_raw_holder
-	socket_non_root_refused socket_garbage socket_concurrent_clients socket_silent_client
+	socket_non_root_refused socket_group socket_garbage socket_concurrent_clients socket_silent_client
 	python_client)
 
 # ctl_send LINE...: raw request lines to the daemon; the reply lines go to stdout.
@@ -184,6 +184,32 @@ EOF
 	grep -q '"code":"forbidden"' <<<"$out" || fail "a non-root peer was not refused"
 	grep -q '^closed$' <<<"$out" || fail "the refused peer was not disconnected"
 	expect_status 0 bfs status --json
+}
+
+# --socket-group: the daemon itself gives the group the socket (0660, its
+# gid), before it listens; a peer of that gid is served, any other refused.
+test_socket_group() {
+	[ -x "$BFBPF" ] || fail "$BFBPF is missing (run make)"
+	defer "rm -rf '$PINS'"
+	defer "rm -f '$SOCK'"
+	"$BFBPF" daemon --socket "$SOCK" --bpffs "$PINS" --socket-group nogroup \
+		--accept-vsock >>"$CASEDIR/daemon.log" 2>&1 &
+	DAEMON_PID=$!
+	defer "daemon_stop $DAEMON_PID"
+	daemon_wait
+	local got
+	got=$(stat -c '%a %g' "$SOCK")
+	[ "$got" = "660 65534" ] || fail "the socket is '$got', not '660 65534' (mode, gid)"
+	chmod 0755 "$CASEDIR"
+	log "a peer whose gid is the socket group is served"
+	expect_status 0 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$BFBPF" status --socket "$SOCK" --json
+	log "a peer of another gid is refused, though it may open the file"
+	chmod 0666 "$SOCK"
+	local out
+	out=$(setpriv --reuid=65534 --regid=65533 --clear-groups "$BFBPF" status --socket "$SOCK" \
+		--json 2>&1) && fail "a peer outside the socket group was served: $out"
+	grep -q '"forbidden"' <<<"$out" || fail "not refused as forbidden: $out"
 }
 
 test_socket_garbage() {

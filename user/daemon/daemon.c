@@ -85,7 +85,12 @@ static int daemon_mkdir_parents(const char *path, mode_t mode)
 	return 0;
 }
 
-static int daemon_listen(const char *path)
+/*
+ * The control socket, created 0600 (no window in which others may connect);
+ * with a socket group, the group gets read and write before listen(), so
+ * that the daemon, not the operator, grants what --socket-group promises.
+ */
+static int daemon_listen(const char *path, gid_t group)
 {
 	struct sockaddr_un address = {.sun_family = AF_UNIX};
 	mode_t old_mask;
@@ -109,10 +114,11 @@ static int daemon_listen(const char *path)
 		return -EADDRINUSE;
 	}
 	unlink(path);
-	/* Created 0600 from the start: no window in which others may connect. */
 	old_mask = umask(0177);
 	err = bind(fd, (struct sockaddr *)&address, sizeof(address));
 	umask(old_mask);
+	if (!err && group != (gid_t)-1)
+		err = chown(path, (uid_t)-1, group) || chmod(path, 0660);
 	if (err || listen(fd, 64)) {
 		err = -errno;
 		log_error("listening on %s: %s", path, strerror(-err));
@@ -453,7 +459,7 @@ int daemon_run(const struct daemon_options *options)
 	/* After the adoption, which reads the maps whole: from now on, replies come first. */
 	if (background_start(&daemon.registry.background))
 		log_warn("no background worker: deletes and state files run in the loop");
-	daemon.listen_fd = daemon_listen(options->socket_path);
+	daemon.listen_fd = daemon_listen(options->socket_path, options->socket_group);
 	if (daemon.listen_fd < 0) {
 		err = daemon.listen_fd;
 		goto cleanup;
