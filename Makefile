@@ -124,7 +124,20 @@ $(BUILD)/tests/uring_connect: tests/integration/uring_connect.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -luring
 
-integration: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect ## the integration suite (root; cgroups, netns)
+# The shared TLS/HTTP parsers (bpf/lib/tls_sni.h, http_host.h) in a BPF test program, and the
+# runner that checks the kernel agrees with their userspace build (test-18-parser.sh).
+HELLO_TEST := $(BUILD)/tests/bpf/hello_test.bpf.o $(BUILD)/tests/bpf/hello_runner
+HELLO_HDRS := $(wildcard bpf/lib/*.h) tests/bpf/hello_test.h
+
+$(BUILD)/tests/bpf/hello_test.bpf.o: tests/bpf/hello_test.bpf.c $(HELLO_HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/bpf/hello_runner: tests/bpf/hello_runner.c $(HELLO_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lbpf -lelf -lz
+
+integration: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect $(HELLO_TEST) ## the integration suite (root; cgroups, netns)
 	tests/integration/run.sh
 
 test: deps ## deps, build, unit and integration tests (root)
@@ -168,7 +181,7 @@ demo: deps ## deps, build, and a short demonstration (root)
 # Two boots of the same kernel, without and with the BPF LSM (lsm_cgroup programs), one at
 # a time; each prints its own summary, both are repeated at the end; fails if either fails.
 VMTEST_BOOTS ?= off on
-vmtest: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect ## the integration suite in QEMU, BPF LSM off and on (slow)
+vmtest: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect $(HELLO_TEST) ## the integration suite in QEMU, BPF LSM off and on (slow)
 	@out=$${VMTEST_OUT:-$(BUILD)/vmtest}; rc=0; \
 	for lsm in $(VMTEST_BOOTS); do rm -f "$$out/bpf-lsm-$$lsm/summary"; done; \
 	for lsm in $(VMTEST_BOOTS); do \

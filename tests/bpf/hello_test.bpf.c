@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The shared parsers (bpf/lib/tls_sni.h, bpf/lib/http_host.h), verified and
+ * run by the kernel on bytes userspace supplies: a `syscall` program run with
+ * BPF_PROG_TEST_RUN parses the struct bfbpf_hello in the single entry of
+ * `hellos` (a map value, as in the egress programs) and returns the verdict;
+ * tests/bpf/hello_runner.c compares it with the userspace build of the same
+ * headers. The ctx says which parser.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "lib/tls_sni.h"
+#include "lib/http_host.h"
+#include "hello_test.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bfbpf_hello);
+} hellos SEC(".maps");
+
+SEC("syscall")
+int hello_test(struct hello_test_args *args)
+{
+	struct bfbpf_hello *h;
+	__u32 key = 0;
+
+	h = bpf_map_lookup_elem(&hellos, &key);
+	if (!h)
+		return -1;
+	if (args->parser == HELLO_TEST_HTTP)
+		return bfbpf_http_host_parse(h);
+	return bfbpf_hello_parse(h);
+}
