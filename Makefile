@@ -105,6 +105,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbfbpf-core.a $(USER_HDRS) include/b
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libbfbpf-core.a -Wl,--gc-sections -lcmocka $(LDLIBS)
 
+# The tests of the shared parsers include their headers from bpf/lib.
+$(BUILD)/tests/lib/test_tls_sni $(BUILD)/tests/lib/test_http_host \
+$(BUILD)/san/tests/lib/test_tls_sni $(BUILD)/san/tests/lib/test_http_host: $(wildcard bpf/lib/*.h)
+
 # The CLI's tests are the exception: its command table names every command, the loader's
 # users included, so they link the whole library. Compiling the BPF object and generating
 # its skeleton need no privileges (clang -target bpf, bpftool gen skeleton); nothing is loaded.

@@ -122,6 +122,9 @@ def tls_files():
     files["built-server-hello"] = records(bytes(server_hello))
     files["built-too-long"] = records(hello(padded_to(common_exts(), sni_ext("allowed.test"), 4200)),
                                       sizes=[2100])
+    # 3.9 KB of hello in 100-byte records: the record headers take it past the bound.
+    files["built-over-bound-records"] = records(
+        hello(padded_to(common_exts(), sni_ext("allowed.test"), 3950)), sizes=[100] * 39)
     files["built-zero-record"] = u8(22) + u16(0x0301) + u16(0) + files["built-sni-first"]
     return files
 
