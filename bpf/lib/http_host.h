@@ -18,7 +18,9 @@
  *          that does not end within the first BFBPF_HELLO_MAX bytes.
  * Strict where servers differ (line endings, folding, whitespace before the
  * colon): what one server might read as a second Host is refused.
- * Only the first request head is judged: see docs for keep-alive.
+ * Only the first request head is judged: a later request on the same
+ * connection (keep-alive, pipelining, an h2c upgrade) may name another host;
+ * closing that is the caller's business, not this parser's.
  */
 #ifndef BFBPF_LIB_HTTP_HOST_H
 #define BFBPF_LIB_HTTP_HOST_H

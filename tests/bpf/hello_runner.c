@@ -8,8 +8,8 @@
  * the running kernel), prints the verifier's "processed N insns" line, then
  * feeds every FILE, and several prefixes of it (the writes of a flow as it
  * grows: MORE before complete), to both parsers (TLS and HTTP) in the kernel
- * (BPF_PROG_TEST_RUN) and in this process, and compares the verdicts and
- * names. Exit status: 0 all agree, 1 a disagreement, 2 could not run.
+ * (BPF_PROG_TEST_RUN) and in this process, and compares the verdicts, the
+ * names and the names' hashes. Exit status: 0 all agree, 1 a disagreement, 2 could not run.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -26,6 +26,7 @@
 struct runner {
 	int prog_fd;
 	int map_fd;
+	int hash_fd;
 	int verbose;
 	unsigned runs, disagreements;
 	unsigned verdicts[4]; /* the kernel's, by enum bfbpf_hello_status */
@@ -38,9 +39,9 @@ static const char *runner_verdict_name(int verdict)
 	return verdict >= 0 && verdict < 4 ? runner_verdict_names[verdict] : "?";
 }
 
-/* The kernel's verdict on buf[0..len) with one parser; name into out. */
+/* The kernel's verdict on buf[0..len) with one parser; name into out, its hash into hash. */
 static int runner_kernel(struct runner *r, __u32 parser, const __u8 *buf, __u32 len,
-			 struct bfbpf_hello *out)
+			 struct bfbpf_hello *out, __u64 *hash)
 {
 	static struct bfbpf_hello in;
 	struct hello_test_args args = {.parser = parser};
@@ -56,6 +57,8 @@ static int runner_kernel(struct runner *r, __u32 parser, const __u8 *buf, __u32 
 		err = bpf_prog_test_run_opts(r->prog_fd, &opts);
 	if (!err)
 		err = bpf_map_lookup_elem(r->map_fd, &key, out);
+	if (!err)
+		err = bpf_map_lookup_elem(r->hash_fd, &key, hash);
 	if (err)
 		return -errno;
 	return (int)opts.retval;
@@ -74,14 +77,16 @@ static int runner_compare(struct runner *r, const char *file, __u32 parser, cons
 			  __u32 len)
 {
 	static struct bfbpf_hello kernel, user;
+	__u64 hash = 0;
 	int kv, uv, same;
 
-	kv = runner_kernel(r, parser, buf, len, &kernel);
+	kv = runner_kernel(r, parser, buf, len, &kernel, &hash);
 	if (kv < 0)
 		return kv;
 	uv = runner_user(parser, buf, len, &user);
 	same = kv == uv && (kv != BFBPF_HELLO_SNI ||
-			    (kernel.name_len == user.name_len && !strcmp(kernel.name, user.name)));
+			    (kernel.name_len == user.name_len && !strcmp(kernel.name, user.name) &&
+			     hash == bfbpf_name_hash(user.name, user.name_len)));
 	r->runs++;
 	if (kv >= 0 && kv < 4)
 		r->verdicts[kv]++;
@@ -148,7 +153,8 @@ static int runner_load(struct runner *r, const char *path, struct bpf_object **o
 		printf("hello_runner: verifier: %.*s\n", (int)strcspn(line, "\n"), line);
 	r->prog_fd = bpf_program__fd(prog);
 	r->map_fd = bpf_object__find_map_fd_by_name(obj, "hellos");
-	return r->map_fd < 0 ? r->map_fd : 0;
+	r->hash_fd = bpf_object__find_map_fd_by_name(obj, "hashes");
+	return r->map_fd < 0 ? r->map_fd : r->hash_fd < 0 ? r->hash_fd : 0;
 }
 
 int main(int argc, char **argv)

@@ -5,7 +5,8 @@
  * BPF_PROG_TEST_RUN parses the struct bfbpf_hello in the single entry of
  * `hellos` (a map value, as in the egress programs) and returns the verdict;
  * tests/bpf/hello_runner.c compares it with the userspace build of the same
- * headers. The ctx says which parser.
+ * headers. The ctx says which parser. On SNI, the program also hashes the
+ * name (bfbpf_name_hash, as the egress programs do) into `hashes`.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -23,16 +24,29 @@ struct {
 	__type(value, struct bfbpf_hello);
 } hellos SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} hashes SEC(".maps");
+
 SEC("syscall")
 int hello_test(struct hello_test_args *args)
 {
 	struct bfbpf_hello *h;
+	__u64 *hash;
 	__u32 key = 0;
+	int verdict;
 
 	h = bpf_map_lookup_elem(&hellos, &key);
-	if (!h)
+	hash = bpf_map_lookup_elem(&hashes, &key);
+	if (!h || !hash)
 		return -1;
 	if (args->parser == HELLO_TEST_HTTP)
-		return bfbpf_http_host_parse(h);
-	return bfbpf_hello_parse(h);
+		verdict = bfbpf_http_host_parse(h);
+	else
+		verdict = bfbpf_hello_parse(h);
+	*hash = verdict == BFBPF_HELLO_SNI ? bfbpf_name_hash(h->name, h->name_len) : 0;
+	return verdict;
 }
