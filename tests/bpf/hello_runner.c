@@ -3,18 +3,24 @@
  * Does the kernel agree with userspace on the shared parsers?
  *
  *   hello_runner [-v] OBJECT FILE...
+ *   hello_runner -t N OBJECT FILE...
  *
  * Loads OBJECT (tests/bpf/hello_test.bpf.o: the same headers, verified by
  * the running kernel), prints the verifier's "processed N insns" line, then
  * feeds every FILE, and several prefixes of it (the writes of a flow as it
  * grows: MORE before complete), to both parsers (TLS and HTTP) in the kernel
  * (BPF_PROG_TEST_RUN) and in this process, and compares the verdicts, the
- * names and the names' hashes. Exit status: 0 all agree, 1 a disagreement, 2 could not run.
+ * names and the names' hashes. Exit status: 0 all agree, 1 a disagreement,
+ * 2 could not run. With -t N, it times instead: N runs of each parser on
+ * each whole FILE, interleaved with N runs of the same program that stops
+ * before parsing (the baseline: the syscall, the test run, the lookups), and
+ * prints both means and their difference, the parse's cost in the kernel.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -123,6 +129,53 @@ static int runner_file(struct runner *r, const char *file)
 	return err < 0 ? err : 0;
 }
 
+static int runner_run_timed(struct runner *r, __u32 parser, __u64 *ns)
+{
+	struct hello_test_args args = {.parser = parser};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
+	struct timespec t0, t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (bpf_prog_test_run_opts(r->prog_fd, &opts))
+		return -errno;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*ns += (__u64)((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec));
+	return 0;
+}
+
+/* The kernel's parse of a whole file, timed against the baseline, interleaved. */
+static int runner_time(struct runner *r, const char *file, unsigned count)
+{
+	static struct bfbpf_hello in;
+	__u64 parse_ns, base_ns;
+	__u32 key = 0, parser;
+	FILE *f = fopen(file, "rb");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	memset(&in, 0, sizeof(in));
+	in.len = (__u32)fread(in.buf, 1, sizeof(in.buf), f);
+	fclose(f);
+	/* A parse changes only its scratch: the same value serves every run. */
+	if (bpf_map_update_elem(r->map_fd, &key, &in, BPF_ANY))
+		return -errno;
+	for (parser = HELLO_TEST_TLS; parser <= HELLO_TEST_HTTP && !err; parser++) {
+		parse_ns = base_ns = 0;
+		for (unsigned i = 0; i < count && !err; i++) {
+			err = runner_run_timed(r, HELLO_TEST_NONE, &base_ns);
+			if (!err)
+				err = runner_run_timed(r, parser, &parse_ns);
+		}
+		if (!err)
+			printf("time %s %s len=%u: parse %.0f ns, baseline %.0f ns, cost %.0f ns\n",
+			       file, parser == HELLO_TEST_HTTP ? "http" : "tls", in.len,
+			       (double)parse_ns / count, (double)base_ns / count,
+			       ((double)parse_ns - (double)base_ns) / count);
+	}
+	return err;
+}
+
 /* Loads the object; prints the verifier's statistics line. */
 static int runner_load(struct runner *r, const char *path, struct bpf_object **objp)
 {
@@ -163,15 +216,24 @@ int main(int argc, char **argv)
 	struct bpf_object *obj = NULL;
 	int i = 1, err;
 
+	unsigned timed = 0;
+
 	if (argc > 1 && !strcmp(argv[1], "-v"))
 		r.verbose = 1, i++;
-	if (argc - i < 2) {
-		fprintf(stderr, "usage: hello_runner [-v] OBJECT FILE...\n");
+	else if (argc > 2 && !strcmp(argv[1], "-t"))
+		timed = (unsigned)strtoul(argv[2], NULL, 10), i += 2;
+	if (argc - i < 2 || (i > 2 && !timed)) {
+		fprintf(stderr, "usage: hello_runner [-v] OBJECT FILE...\n"
+				"       hello_runner -t N OBJECT FILE...\n");
 		return 2;
 	}
 	err = runner_load(&r, argv[i], &obj);
 	for (i++; !err && i < argc; i++)
-		err = runner_file(&r, argv[i]);
+		err = timed ? runner_time(&r, argv[i], timed) : runner_file(&r, argv[i]);
+	if (timed && !err) {
+		bpf_object__close(obj);
+		return 0;
+	}
 	bpf_object__close(obj);
 	if (err) {
 		fprintf(stderr, "hello_runner: error: %s\n", strerror(-err));

@@ -43,6 +43,8 @@ int hello_test(struct hello_test_args *args)
 	hash = bpf_map_lookup_elem(&hashes, &key);
 	if (!h || !hash)
 		return -1;
+	if (args->parser == HELLO_TEST_NONE)
+		return BFBPF_HELLO_MORE;
 	if (args->parser == HELLO_TEST_HTTP)
 		verdict = bfbpf_http_host_parse(h);
 	else

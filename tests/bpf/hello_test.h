@@ -5,9 +5,10 @@
 
 #define HELLO_TEST_TLS 0
 #define HELLO_TEST_HTTP 1
+#define HELLO_TEST_NONE 2 /* the baseline of a timing: the lookups, no parse */
 
 struct hello_test_args {
-	__u32 parser; /* HELLO_TEST_TLS or HELLO_TEST_HTTP */
+	__u32 parser; /* HELLO_TEST_TLS, HELLO_TEST_HTTP or HELLO_TEST_NONE */
 };
 
 #endif /* BFBPF_TESTS_HELLO_TEST_H */
