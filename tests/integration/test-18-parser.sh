@@ -6,13 +6,15 @@
 # userspace (tests/bpf/hello_runner.c): both must give the same verdict and
 # name on every file of the corpus and on ClientHellos that real clients
 # (curl, openssl s_client, Python ssl) send here and now, and on their
-# prefixes (a flow's writes as they arrive).
+# prefixes (a flow's writes as they arrive); and on what `make fuzz` found,
+# if it ran in this tree (build/corpus/fuzz_hello).
 
 ALL_TESTS+=(parser_kernel_agrees)
 
 HPARSE_OBJ=${HPARSE_OBJ:-$BFBPF_ROOT/build/tests/bpf/hello_test.bpf.o}
 HPARSE_RUNNER=${HPARSE_RUNNER:-$BFBPF_ROOT/build/tests/bpf/hello_runner}
 HPARSE_CORPUS=$BFBPF_ROOT/tests/fuzz/corpus/hello
+HPARSE_FUZZED=${HPARSE_FUZZED:-$BFBPF_ROOT/build/corpus/fuzz_hello}
 
 # A one-connection listener on loopback that writes what its client sent first.
 hparse_listener_write() {
@@ -88,6 +90,13 @@ except Exception:
 		http://127.0.0.1:PORT/x
 	"$HPARSE_RUNNER" -v "$HPARSE_OBJ" "$HPARSE_CORPUS"/* "$c"/* >"$CASEDIR/runner.out" 2>&1
 	local rc=$?
+	# What `make fuzz` found, when it ran in this tree: thousands of odd inputs.
+	if [ $rc -eq 0 ] && [ -n "$(ls -A "$HPARSE_FUZZED" 2>/dev/null)" ]; then
+		find "$HPARSE_FUZZED" -type f -print0 |
+			xargs -0 "$HPARSE_RUNNER" "$HPARSE_OBJ" >"$CASEDIR/fuzzed.out" 2>&1
+		rc=$?
+		grep -v '^agree' "$CASEDIR/fuzzed.out" | tail -20
+	fi
 	grep -v '^agree' "$CASEDIR/runner.out"
 	grep '^DISAGREE' "$CASEDIR/runner.out" | head -20
 	[ $rc -eq 0 ] || fail "the kernel and userspace disagree (runner exit $rc)"
