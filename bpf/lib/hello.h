@@ -293,4 +293,46 @@ static __always_inline void bfbpf_name_suffixes(struct bfbpf_hello *h)
 	BFBPF_LOOP(BFBPF_NAME_MAX, bfbpf_name_suffix_step, h);
 }
 
+/* bpf_loop callback: one byte of the candidate in h->alt against the end of h->name. */
+static int bfbpf_name_match_step(__u32 index, void *ctx)
+{
+	struct bfbpf_hello *h = BFBPF_LOOP_HELLO(ctx);
+	__u32 len = h->alt_len;
+
+	if (index >= len) {
+		h->done = 1;
+		return 1;
+	}
+	/* verifier: masked; bfbpf_name_matches checked len <= name_len. */
+	if (h->name[(h->name_len - len + index) & BFBPF_NAME_MASK] !=
+	    h->alt[index & BFBPF_NAME_MASK])
+		return 1;
+	return 0;
+}
+
+/*
+ * Is entry (a lowercase name of entry_len bytes, in a buffer of
+ * BFBPF_NAME_BUF bytes: a map value's) h->name itself, or a suffix of it at
+ * a label boundary ("wild.test" of "a.wild.test", not of "awild.test")?
+ * Byte by byte: what confirms a lookup by hash, which a chosen name can
+ * collide with (FNV is no defence against an attacker). Uses h->alt and
+ * h->done, free once a parse has its verdict.
+ */
+static __always_inline int bfbpf_name_matches(struct bfbpf_hello *h, const char *entry,
+					      __u32 entry_len)
+{
+	__u32 n = h->name_len;
+
+	if (entry_len == 0 || entry_len > BFBPF_NAME_MAX || n > BFBPF_NAME_MAX || entry_len > n)
+		return 0;
+	if (entry_len < n && h->name[(n - entry_len - 1) & BFBPF_NAME_MASK] != '.')
+		return 0;
+	bfbpf_name_copy(h->alt, entry);
+	h->alt_len = entry_len;
+	h->done = 0;
+	/* One step more than the longest entry: the step past its end says done. */
+	BFBPF_LOOP(BFBPF_NAME_MAX + 1, bfbpf_name_match_step, h);
+	return h->done == 1;
+}
+
 #endif /* BFBPF_LIB_HELLO_H */

@@ -10,7 +10,8 @@
  * feeds every FILE, and several prefixes of it (the writes of a flow as it
  * grows: MORE before complete), to both parsers (TLS and HTTP) in the kernel
  * (BPF_PROG_TEST_RUN) and in this process, and compares the verdicts, the
- * names and the names' hashes. Exit status: 0 all agree, 1 a disagreement,
+ * names, the names' hashes and suffix hashes, and whether "allowed.test"
+ * matches the name (bfbpf_name_matches). Exit status: 0 all agree, 1 a disagreement,
  * 2 could not run. With -t N, it times instead: N runs of each parser on
  * each whole FILE, interleaved with N runs of the same program that stops
  * before parsing (the baseline: the syscall, the test run, the lookups), and
@@ -47,12 +48,12 @@ static const char *runner_verdict_name(int verdict)
 
 /* The kernel's verdict on buf[0..len) with one parser; name into out, its hash into hash. */
 static int runner_kernel(struct runner *r, __u32 parser, const __u8 *buf, __u32 len,
-			 struct bfbpf_hello *out, __u64 *hash)
+			 struct bfbpf_hello *out, __u64 *hash, __u64 *match)
 {
 	static struct bfbpf_hello in;
 	struct hello_test_args args = {.parser = parser};
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
-	__u32 key = 0;
+	__u32 key = 0, one = 1;
 	int err;
 
 	memset(&in, 0, sizeof(in));
@@ -65,6 +66,8 @@ static int runner_kernel(struct runner *r, __u32 parser, const __u8 *buf, __u32 
 		err = bpf_map_lookup_elem(r->map_fd, &key, out);
 	if (!err)
 		err = bpf_map_lookup_elem(r->hash_fd, &key, hash);
+	if (!err)
+		err = bpf_map_lookup_elem(r->hash_fd, &one, match);
 	if (err)
 		return -errno;
 	return (int)opts.retval;
@@ -77,6 +80,9 @@ static int runner_user(__u32 parser, const __u8 *buf, __u32 len, struct bfbpf_he
 	out->len = len;
 	return parser == HELLO_TEST_HTTP ? bfbpf_http_host_parse(out) : bfbpf_hello_parse(out);
 }
+
+static struct hello_test_entry runner_entry = {.name = HELLO_TEST_ENTRY,
+					       .len = sizeof(HELLO_TEST_ENTRY) - 1};
 
 /* The kernel's suffix hashes are those of userspace's name, suffix by suffix. */
 static int runner_suffixes_agree(const struct bfbpf_hello *kernel, struct bfbpf_hello *user)
@@ -107,17 +113,19 @@ static int runner_compare(struct runner *r, const char *file, __u32 parser, cons
 			  __u32 len)
 {
 	static struct bfbpf_hello kernel, user;
-	__u64 hash = 0;
+	__u64 hash = 0, match = 0;
 	int kv, uv, same;
 
-	kv = runner_kernel(r, parser, buf, len, &kernel, &hash);
+	kv = runner_kernel(r, parser, buf, len, &kernel, &hash, &match);
 	if (kv < 0)
 		return kv;
 	uv = runner_user(parser, buf, len, &user);
-	same = kv == uv && (kv != BFBPF_HELLO_SNI ||
-			    (kernel.name_len == user.name_len && !strcmp(kernel.name, user.name) &&
-			     hash == bfbpf_name_hash(user.name, user.name_len) &&
-			     runner_suffixes_agree(&kernel, &user)));
+	same = kv == uv &&
+	       (kv != BFBPF_HELLO_SNI ||
+		(kernel.name_len == user.name_len && !strcmp(kernel.name, user.name) &&
+		 hash == bfbpf_name_hash(user.name, user.name_len) &&
+		 runner_suffixes_agree(&kernel, &user) &&
+		 match == (__u64)bfbpf_name_matches(&user, runner_entry.name, runner_entry.len)));
 	r->runs++;
 	if (kv >= 0 && kv < 4)
 		r->verdicts[kv]++;
@@ -207,8 +215,9 @@ static int runner_load(struct runner *r, const char *path, struct bpf_object **o
 	static char log[64 * 1024];
 	struct bpf_program *prog;
 	struct bpf_object *obj;
+	int err, entry_fd;
+	__u32 key = 0;
 	char *line;
-	int err;
 
 	obj = bpf_object__open_file(path, NULL);
 	if (!obj)
@@ -232,7 +241,10 @@ static int runner_load(struct runner *r, const char *path, struct bpf_object **o
 	r->prog_fd = bpf_program__fd(prog);
 	r->map_fd = bpf_object__find_map_fd_by_name(obj, "hellos");
 	r->hash_fd = bpf_object__find_map_fd_by_name(obj, "hashes");
-	return r->map_fd < 0 ? r->map_fd : r->hash_fd < 0 ? r->hash_fd : 0;
+	entry_fd = bpf_object__find_map_fd_by_name(obj, "entries");
+	if (r->map_fd < 0 || r->hash_fd < 0 || entry_fd < 0)
+		return -ENOENT;
+	return bpf_map_update_elem(entry_fd, &key, &runner_entry, BPF_ANY) ? -errno : 0;
 }
 
 int main(int argc, char **argv)

@@ -43,7 +43,7 @@ static void fuzz_check_name(const struct bfbpf_hello *h)
 			abort();
 }
 
-/* One suffix hash per label, the whole name's last. */
+/* One suffix hash per label, the whole name's last; bfbpf_name_matches on every suffix. */
 static void fuzz_check_suffixes(struct bfbpf_hello *h)
 {
 	__u32 i, labels = 1;
@@ -54,6 +54,17 @@ static void fuzz_check_suffixes(struct bfbpf_hello *h)
 	if (h->suffix_count != labels ||
 	    h->suffix_hash[labels - 1] != bfbpf_name_rhash(h->name, h->name_len))
 		abort();
+	/* Each suffix at a label boundary matches the name; the name minus its first byte does not.
+	 */
+	for (i = 0; i < h->name_len; i++) {
+		static char entry[BFBPF_NAME_BUF];
+		int boundary = i == 0 || h->name[i - 1] == '.';
+
+		memset(entry, 0, sizeof(entry));
+		memcpy(entry, h->name + i, h->name_len - i);
+		if (bfbpf_name_matches(h, entry, h->name_len - i) != boundary)
+			abort();
+	}
 }
 
 /* A final verdict of fewer bytes must be the verdict of all of them. */

@@ -117,6 +117,9 @@ static void test_tls_name_253(void **state)
 	assert_int_equal(parse_prefix(corpus_read("built-name-253")), BFBPF_HELLO_SNI);
 	assert_int_equal(hello.name_len, BFBPF_NAME_MAX);
 	assert_int_equal(strlen(hello.name), BFBPF_NAME_MAX);
+	/* The longest name matches itself (the fuzzer found this step missing). */
+	memcpy(file_bytes, hello.name, sizeof(hello.name));
+	assert_true(bfbpf_name_matches(&hello, (const char *)file_bytes, BFBPF_NAME_MAX));
 }
 
 /* A 2 KB hello (server_name last) written in three parts: MORE, MORE, SNI. */
@@ -218,6 +221,31 @@ static void test_name_suffixes(void **state)
 	assert_true(hello.suffix_hash[0] == bfbpf_name_rhash("z", 1));
 }
 
+/* A name, or a suffix of it at a label boundary, confirmed byte by byte. */
+static void test_name_matches(void **state)
+{
+	static char entry[BFBPF_NAME_BUF];
+	static const struct {
+		const char *entry;
+		int matches;
+	} cases[] = {
+		{"a.wild.test", 1}, {"wild.test", 1},	  {"test", 1}, {"ild.test", 0},
+		{"b.wild.test", 0}, {"x.a.wild.test", 0}, {"", 0},     {"a.wild.tes", 0},
+		{"wild.tesT", 0},   {".wild.test", 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(&hello, 0, sizeof(hello));
+		strcpy(hello.name, "a.wild.test");
+		hello.name_len = 11;
+		memset(entry, 0, sizeof(entry));
+		strcpy(entry, cases[i].entry);
+		if (bfbpf_name_matches(&hello, entry, (__u32)strlen(entry)) != cases[i].matches)
+			fail_msg("\"%s\" of a.wild.test: expected %d", entry, cases[i].matches);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_tls_three_writes),    cmocka_unit_test(test_tls_bytes_after),
 		cmocka_unit_test(test_tls_prefixes_agree),  cmocka_unit_test(test_tls_bound),
 		cmocka_unit_test(test_name_hash),	    cmocka_unit_test(test_name_suffixes),
+		cmocka_unit_test(test_name_matches),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
