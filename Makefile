@@ -105,6 +105,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbfbpf-core.a $(USER_HDRS) include/b
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libbfbpf-core.a -Wl,--gc-sections -lcmocka $(LDLIBS)
 
+# The tests of the shared parsers include their headers from bpf/lib.
+$(BUILD)/tests/lib/test_tls_sni $(BUILD)/tests/lib/test_http_host \
+$(BUILD)/san/tests/lib/test_tls_sni $(BUILD)/san/tests/lib/test_http_host \
+$(BUILD)/fuzz/fuzz_hello: $(wildcard bpf/lib/*.h)
+
 # The CLI's tests are the exception: its command table names every command, the loader's
 # users included, so they link the whole library. Compiling the BPF object and generating
 # its skeleton need no privileges (clang -target bpf, bpftool gen skeleton); nothing is loaded.
@@ -124,7 +129,20 @@ $(BUILD)/tests/uring_connect: tests/integration/uring_connect.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -luring
 
-integration: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect ## the integration suite (root; cgroups, netns)
+# The shared TLS/HTTP parsers (bpf/lib/tls_sni.h, http_host.h) in a BPF test program, and the
+# runner that checks the kernel agrees with their userspace build (test-18-parser.sh).
+HELLO_TEST := $(BUILD)/tests/bpf/hello_test.bpf.o $(BUILD)/tests/bpf/hello_runner
+HELLO_HDRS := $(wildcard bpf/lib/*.h) tests/bpf/hello_test.h
+
+$(BUILD)/tests/bpf/hello_test.bpf.o: tests/bpf/hello_test.bpf.c $(HELLO_HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/bpf/hello_runner: tests/bpf/hello_runner.c $(HELLO_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lbpf -lelf -lz
+
+integration: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect $(HELLO_TEST) ## the integration suite (root; cgroups, netns)
 	tests/integration/run.sh
 
 test: deps ## deps, build, unit and integration tests (root)
@@ -168,7 +186,7 @@ demo: deps ## deps, build, and a short demonstration (root)
 # Two boots of the same kernel, without and with the BPF LSM (lsm_cgroup programs), one at
 # a time; each prints its own summary, both are repeated at the end; fails if either fails.
 VMTEST_BOOTS ?= off on
-vmtest: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect ## the integration suite in QEMU, BPF LSM off and on (slow)
+vmtest: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect $(HELLO_TEST) ## the integration suite in QEMU, BPF LSM off and on (slow)
 	@out=$${VMTEST_OUT:-$(BUILD)/vmtest}; rc=0; \
 	for lsm in $(VMTEST_BOOTS); do rm -f "$$out/bpf-lsm-$$lsm/summary"; done; \
 	for lsm in $(VMTEST_BOOTS); do \

@@ -12,7 +12,8 @@ SRV6G=2001:db8::2
 SBX6G=2001:db8::1
 NAMES_GRACE=3
 
-# dns_up: dnsmasq on 127.0.0.1:$DNS_PORT answering from $CASEDIR/hosts (TTL 1 s).
+# dns_up: dnsmasq on 127.0.0.1:$DNS_PORT answering from $CASEDIR/hosts (TTL 1 s), plus
+# the options in the array DNS_EXTRA if a case set it (records of other types: --dns-rr).
 dns_up() {
 	local _
 	: >"$CASEDIR/hosts"
@@ -21,7 +22,7 @@ dns_up() {
 		dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
 			--addn-hosts="$CASEDIR/hosts" --listen-address=127.0.0.1 --port="$DNS_PORT" \
 			--bind-interfaces --local-ttl=1 --pid-file= --user=root \
-			>>"$CASEDIR/dnsmasq.log" 2>&1 &
+			${DNS_EXTRA[@]+"${DNS_EXTRA[@]}"} >>"$CASEDIR/dnsmasq.log" 2>&1 &
 		DNS_PID=$!
 		# Ready when it answers (any answer): before that, a SIGHUP would kill it.
 		local n=0

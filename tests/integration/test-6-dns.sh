@@ -83,6 +83,10 @@ test_dns_clients_get_bfbpf_answers() {
 }
 
 test_dns_rules() {
+	# The upstream holds HTTPS and SVCB records (with an ECH configuration) for www.test.
+	# shellcheck disable=SC2034,SC2054 # read by dns_up; dnsmasq's own commas
+	DNS_EXTRA=(--dns-rr=www.test,65,000100000100030268320005000401020304
+		--dns-rr=www.test,64,0001000005000401020304)
 	dns_world_up
 	dns_set "$SRV4 api.wild.test" "$SRV4 a.b.c.wild.test" "$SRV4 wild.test" "$SRV4 www.test" \
 		"$SRV4 sub.www.test" "$SRV4B evil.test"
@@ -95,7 +99,14 @@ test_dns_rules() {
 	[ "$(dig_status "$CG" x.evil.test TXT)" = REFUSED ] || fail "TXT under a denied domain"
 	[ "$(dig_status "$CG" www.test TXT)" = NOERROR ] || fail "TXT of an allowed name: NOERROR"
 	[ -z "$(dig_short "$CG" www.test TXT)" ] || fail "TXT of an allowed name carries no data"
+	log "HTTPS and SVCB (ECH configurations, address hints): NODATA, though upstream has them"
+	[ -n "$(dig +short +time=3 +tries=1 @127.0.0.1 -p "$DNS_PORT" www.test HTTPS)" ] ||
+		fail "the upstream has no HTTPS record: the check below would prove nothing"
+	[ "$(dig_status "$CG" www.test HTTPS)" = NOERROR ] || fail "HTTPS of an allowed name: NOERROR"
 	[ -z "$(dig_short "$CG" www.test HTTPS)" ] || fail "HTTPS records are not passed on"
+	[ "$(dig_status "$CG" www.test SVCB)" = NOERROR ] || fail "SVCB of an allowed name: NOERROR"
+	[ -z "$(dig_short "$CG" www.test SVCB)" ] || fail "SVCB records are not passed on"
+	[ "$(dig_status "$CG" evil.test HTTPS)" = REFUSED ] || fail "HTTPS of a denied name: REFUSED"
 	log "a name learned through DNS connects; one never asked does not"
 	expect_ok "$CG" tcp $SRV4 7000
 	expect_denied "$CG" tcp $SRV4B 7000

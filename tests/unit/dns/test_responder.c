@@ -34,6 +34,8 @@
 #define Q_MAX 512
 #define FLAG_RD 0x0100
 #define TYPE_TXT 16
+#define TYPE_SVCB 64
+#define TYPE_HTTPS 65
 #define MAX_ADDRS 8
 
 struct msg {
@@ -431,6 +433,46 @@ static void test_other_type_is_nodata(void **state)
 	assert_int_equal(h->fake.refused_calls, 0);
 }
 
+/*
+ * HTTPS and SVCB of an allowed name (a wildcard's too): NOERROR, with no
+ * answer, authority or additional record (NODATA), the question echoed: no
+ * ECH configuration reaches the client, whose ClientHello then shows its real
+ * server_name (issue 20), and no address hint the filter has not programmed.
+ * Nothing is learned or resolved for them.
+ */
+static void test_https_svcb_nodata(void **state)
+{
+	static const uint16_t types[] = {TYPE_HTTPS, TYPE_SVCB};
+	static const char *const names[] = {"allowed.example", "api.wild.example"};
+	struct harness *h = *state;
+	uint8_t reply[DNS_MAX_UDP_REPLY];
+	struct msg query;
+	int n;
+
+	for (int i = 0; i < 4; i++) {
+		make_query(&query, (uint16_t)(20 + i), names[i / 2], types[i % 2]);
+		send_udp(h, query.b, query.n);
+		n = recv_udp(h, reply, sizeof(reply));
+		assert_int_equal(n, query.n); /* the header and the question: nothing more */
+		assert_int_equal(id_of(reply), 20 + i);
+		assert_true(reply[2] & 0x80); /* a response */
+		assert_int_equal(rcode_of(reply), DNS_RCODE_NOERROR);
+		assert_int_equal(reply[4] << 8 | reply[5], 1);			/* QDCOUNT */
+		assert_int_equal(reply[6] | reply[7] | reply[8] | reply[9], 0); /* AN, NS */
+		assert_int_equal(reply[10] | reply[11], 0);			/* AR */
+		assert_memory_equal(reply + DNS_HEADER_SIZE, query.b + DNS_HEADER_SIZE,
+				    (size_t)n - DNS_HEADER_SIZE);
+	}
+	assert_int_equal(h->fake.learn_calls, 0);
+	assert_int_equal(h->fake.refused_calls, 0);
+	/* A denied name's HTTPS is refused, like its A. */
+	make_query(&query, 30, "evil.example", TYPE_HTTPS);
+	send_udp(h, query.b, query.n);
+	assert_true(recv_udp(h, reply, sizeof(reply)) >= DNS_HEADER_SIZE);
+	assert_int_equal(rcode_of(reply), DNS_RCODE_REFUSED);
+	assert_int_equal(h->fake.refused_qtype, TYPE_HTTPS);
+}
+
 /* Until the policy's names have answered, an allowed query waits; then it is answered. */
 static void test_waits_until_settled(void **state)
 {
@@ -588,6 +630,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_denied_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_policy_refuses_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_type_is_nodata, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_https_svcb_nodata, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waits_until_settled, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tcp_pipelined, setup, teardown),
