@@ -315,6 +315,7 @@ test_runner_flow_checkpoint() {
 	log "checkpoint, restore"
 	podman container checkpoint web >"$CASEDIR/ckpt.out" 2>&1 || {
 		cat "$CASEDIR/ckpt.out"
+		find "$CASEDIR/podman/root" -name dump.log -exec grep -h -B3 -A3 Error {} + | tail -30
 		fail "podman container checkpoint failed"
 	}
 	podman container restore web >"$CASEDIR/restore.out" 2>&1 || {
