@@ -302,10 +302,12 @@ test_runner_flow_checkpoint() {
 		skip "criu check fails on this kernel: $(grep -m1 Error "$CASEDIR/criu-check.txt")"
 	rflow_up
 	log "a container whose entrypoint probes every 0.3 s, installed, relocked"
+	# CRIU dumps every mount of the container: /usr without its submounts (bind, not
+	# rbind), and only the probe of the case's directory (which holds Podman's storage).
 	podman run -d --pull never --name web --cgroup-parent "$CTR_PARENT" \
 		--network "ns:/run/netns/$NS_SBX" --cgroupns private --cap-drop NET_RAW --ulimit nofile=1024:1024 \
-		--ulimit nproc=1024:1024 -v /usr:/usr:ro -v "$CASEDIR:/case:ro" \
-		--annotation io.bfbpf.policy=rflow-install $CTR_IMAGE /usr/bin/python3 /case/rflow-probe.py \
+		--ulimit nproc=1024:1024 -v /usr:/usr:ro,bind -v "$CASEDIR/rflow-probe.py:/probe.py:ro" \
+		--annotation io.bfbpf.policy=rflow-install $CTR_IMAGE /usr/bin/python3 /probe.py \
 		--tag loop --every 0.3 --port $RFLOW_PORT $RFLOW_DENIED $RFLOW_PKG $RFLOW_MODEL_A \
 		>/dev/null || fail "podman run failed"
 	rflow_entry_passes_loop web 1
