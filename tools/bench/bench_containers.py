@@ -29,14 +29,14 @@ def _target(args):
 
 
 def _connect(target):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    """0, or the errno of socket() or connect(): a no-network sandbox refuses the
+    socket itself (sock_create), a restrictive one the connect."""
     try:
-        s.connect(target)
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(target)
         return 0
     except OSError as e:
         return e.errno
-    finally:
-        s.close()
 
 
 def cmd_loop(args):
