@@ -1,33 +1,39 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 # shellcheck shell=bash disable=SC2086 # the address constants need no quotes
-# Cases: a sandbox runner's whole flow on a real Podman (runc) container, driven through
+# Cases: a sandbox runner's whole flow on a real Podman (runc) or Docker container, driven through
 # the Python client's container_* helpers (docs/runner-integration.md): create it with the
 # install policy (the OCI hook under a guard, or the guard then a registration), install
 # from a package host, relock, verify, run the agent, restart and stop/start it (still
 # relocked), switch the model lane, go hermetic; and checkpoint/restore where CRIU works.
 # Every step asserts what reached the world: connection counts at the SRV servers.
-# Uses test-13's Podman set-up (podman_up, ctr_daemon_up, policy, v1_remove).
+# Uses test-13's Podman and Docker set-ups (podman_up, docker_up, ctr_daemon_up, policy).
 
-ALL_TESTS+=(runner_flow_hook runner_flow_guard_attach runner_flow_checkpoint)
+ALL_TESTS+=(runner_flow_hook runner_flow_guard_attach runner_flow_docker runner_flow_checkpoint)
 
 # The Python client, in one place (it may move).
 RFLOW_CLIENT=$BFBPF_ROOT/tools/bfbpf_client.py
 
 # The world's hosts, on SRV, each an HTTP server on RFLOW_PORT that counts connections.
-RFLOW_PKG=198.18.0.10   # the package host: allowed by the install policy only
-RFLOW_TASK=198.18.0.11  # the agent's task API: allowed by the relocked policy
-RFLOW_MODEL_A=198.18.0.12 # the first model lane
-RFLOW_MODEL_B=198.18.0.13 # the model lane after the switch
-RFLOW_DENIED=198.18.0.14  # in no policy
+# rflow_hosts NET: the hosts in NET.0/24 (Podman's containers are in SBX, on SRV's eth0;
+# Docker's in test-13's holder, on SRV's eth1).
+rflow_hosts() {
+	RFLOW_PKG=$1.10     # the package host: allowed by the install policy only
+	RFLOW_TASK=$1.11    # the agent's task API: allowed by the relocked policy
+	RFLOW_MODEL_A=$1.12 # the first model lane
+	RFLOW_MODEL_B=$1.13 # the model lane after the switch
+	RFLOW_DENIED=$1.14  # in no policy
+	RFLOW_HOSTS="$RFLOW_DENIED $RFLOW_PKG $RFLOW_MODEL_A $RFLOW_MODEL_B $RFLOW_TASK"
+}
+rflow_hosts 198.18.0
 RFLOW_PORT=7300
-RFLOW_HOSTS="$RFLOW_DENIED $RFLOW_PKG $RFLOW_MODEL_A $RFLOW_MODEL_B $RFLOW_TASK"
+RFLOW_RT=podman # the runtime of the case: podman or docker
 
-# rflow_world: the world, the five hosts' counting HTTP servers, the case's policies.
+# rflow_world DEV: the five hosts on SRV's DEV, their counting HTTP servers, the case's
+# policies (after world_up and the runtime's set-up).
 rflow_world() {
-	world_up
 	local a
 	for a in $RFLOW_HOSTS; do
-		ip -n "$NS_SRV" addr add $a/24 dev eth0 || fail "cannot add $a"
+		ip -n "$NS_SRV" addr add $a/24 dev "$1" || fail "cannot add $a"
 	done
 	: >"$CASEDIR/rflow-reached"
 	cat >"$CASEDIR/rflow-server.py" <<'PY'
@@ -95,14 +101,14 @@ PY
 import json, os, sys
 sys.path.insert(0, os.path.dirname(sys.argv[1]))
 from bfbpf_client import BfbpfError, Client, load_policy
-sock, op, name = sys.argv[2], sys.argv[3], sys.argv[4]
+sock, runtime, op, name = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 client = Client(sock)
 try:
     if op in ("attach", "update"):
-        reply = getattr(client, "container_" + op)(name, load_policy(sys.argv[5]), runtime="podman")
+        reply = getattr(client, "container_" + op)(name, load_policy(sys.argv[6]), runtime=runtime)
         assert reply["container"]["name"] == name and len(reply["container"]["id"]) == 64, reply
     elif op == "verify":
-        reply = client.container_verify(name, runtime="podman", require_complete=True)
+        reply = client.container_verify(name, runtime=runtime, require_complete=True)
         assert reply["lockdown_complete"] is True and reply["checks"], reply
     else:
         raise SystemExit(f"unknown op {op}")
@@ -122,7 +128,7 @@ rflow_client() {
 	local pol=()
 	[ $# -gt 2 ] && pol=("$CASEDIR/policies/$3.json")
 	log "client: container_$1 $2 ${3:-}"
-	"$PYTHON" "$CASEDIR/rflow-client.py" "$RFLOW_CLIENT" "$SOCK" "$1" "$2" "${pol[@]}" \
+	"$PYTHON" "$CASEDIR/rflow-client.py" "$RFLOW_CLIENT" "$SOCK" $RFLOW_RT "$1" "$2" "${pol[@]}" \
 		>"$CASEDIR/client.out" 2>&1 || {
 		cat "$CASEDIR/client.out"
 		fail "container_$1 $2 failed"
@@ -144,45 +150,55 @@ rflow_expect() {
 	[ "$got" = "$1" ] || fail "$2: the world saw '$got' connections, expected '$1'"
 }
 
-# rflow_run NAME [PODMAN-ARGS...]: a detached container in SBX's netns under the case's
-# cgroup (guarded), NET_RAW dropped; its entrypoint probes every host once at each start.
+# rflow_run NAME [RUN-ARGS...]: a detached container under the case's cgroup (guarded),
+# in SBX's netns (Podman) or the holder's (Docker), in its own cgroup namespace, NET_RAW
+# dropped; its entrypoint probes every host once at each start.
 rflow_run() {
-	local name=$1
+	local name=$1 net=(--network "ns:/run/netns/$NS_SBX" --ulimit nofile=1024:1024 --ulimit nproc=1024:1024)
 	shift
-	podman run -d --pull never --name "$name" --cgroup-parent "$CTR_PARENT" \
-		--network "ns:/run/netns/$NS_SBX" --cgroupns private --cap-drop NET_RAW --ulimit nofile=1024:1024 \
-		--ulimit nproc=1024:1024 -v /usr:/usr:ro -v "$CASEDIR:/case:ro" "$@" $CTR_IMAGE \
-		/usr/bin/python3 /case/rflow-probe.py --tag entry --port $RFLOW_PORT $RFLOW_HOSTS \
-		>/dev/null || fail "podman run $name failed"
+	[ $RFLOW_RT = docker ] && net=(--network container:holder)
+	$RFLOW_RT run -d --pull never --name "$name" --cgroup-parent "$CTR_PARENT" "${net[@]}" \
+		--cgroupns private --cap-drop NET_RAW -v /usr:/usr:ro -v "$CASEDIR:/case:ro" "$@" \
+		$CTR_IMAGE /usr/bin/python3 /case/rflow-probe.py --tag entry --port $RFLOW_PORT \
+		$RFLOW_HOSTS >/dev/null || fail "$RFLOW_RT run $name failed"
 }
 
 # rflow_entry_passes NAME N: until the entrypoint finished N passes in all (one per
 # start: Podman keeps a container's log across its starts).
 rflow_entry_passes() {
 	local n=0
-	until [ "$(podman logs "$1" 2>/dev/null | grep -c '^entry pass-done')" -ge "$2" ]; do
+	until [ "$($RFLOW_RT logs "$1" 2>/dev/null | grep -c '^entry pass-done')" -ge "$2" ]; do
 		n=$((n + 1))
 		[ $n -gt 300 ] && {
-			podman logs "$1"
+			$RFLOW_RT logs "$1"
 			fail "the entrypoint of $1 did not finish pass $2"
 		}
 		sleep 0.1
 	done
 }
 
-# rflow_agent NAME: the agent's round, by podman exec (it joins the container's cgroup).
+# rflow_agent NAME: the agent's round, by exec (it joins the container's cgroup).
 rflow_agent() {
-	podman exec "$1" /usr/bin/python3 /case/rflow-probe.py --tag agent --port $RFLOW_PORT \
+	$RFLOW_RT exec "$1" /usr/bin/python3 /case/rflow-probe.py --tag agent --port $RFLOW_PORT \
 		$RFLOW_HOSTS >"$CASEDIR/agent.out" 2>&1
 	cat "$CASEDIR/agent.out"
 	grep -q "^agent pass-done 1" "$CASEDIR/agent.out" || fail "the agent did not run in $1"
 }
 
-# rflow_up: world, Podman (test-13's, with this case's hook), the daemon, a guard on the
-# containers' parent.
+# rflow_up [docker]: world, Podman (test-13's, with this case's hook) or Docker (test-13's
+# dockerd, with bfbpf's runtime wrapper), the hosts, the daemon, a guard on the containers'
+# parent.
 rflow_up() {
-	rflow_world
-	podman_up
+	world_up
+	if [ "${1:-podman}" = docker ]; then
+		RFLOW_RT=docker
+		rflow_hosts 198.18.2
+		docker_up
+		rflow_world eth1
+	else
+		podman_up
+		rflow_world eth0
+	fi
 	ctr_daemon_up --accept-vsock
 	bf_ok guard --cgroup "$CG"
 	defer "bfs unguard --cgroup '$CG'"
@@ -191,7 +207,7 @@ rflow_up() {
 # rflow_entry_ok NAME PASS ADDR: 1 if the entrypoint's PASS-th pass (its PASS-th start)
 # reached ADDR, else 0.
 rflow_entry_ok() {
-	podman logs "$1" 2>/dev/null | awk -v pass="$2" -v addr="$3" '
+	$RFLOW_RT logs "$1" 2>/dev/null | awk -v pass="$2" -v addr="$3" '
 		/^entry pass-done/ { n++; next }
 		n == pass - 1 && $1 == "entry" && $2 == addr && $3 == "ok" { ok = 1 }
 		END { print ok + 0 }'
@@ -209,7 +225,7 @@ rflow_start_check() {
 	ma=$(rflow_entry_ok "$name" "$pass" $RFLOW_MODEL_A)
 	t=$(rflow_entry_ok "$name" "$pass" $RFLOW_TASK)
 	if [ "$strict" = 1 ] && [ "$ma$t" != 11 ]; then
-		podman logs "$name"
+		$RFLOW_RT logs "$name"
 		fail "start $pass: the hook's registration was not in force at the first instruction"
 	fi
 	RF_MA=$((RF_MA + ma)) RF_T=$((RF_T + t))
@@ -227,11 +243,11 @@ rflow_after_install() {
 	rflow_agent "$name"
 	rflow_expect "0 2 2 0 1" "the agent after the relock"
 	RF_MA=2 RF_T=1
-	log "podman restart, then stop/start: the entrypoint's first connects are relocked"
-	podman restart -t 0 "$name" >/dev/null || fail "podman restart failed"
+	log "$RFLOW_RT restart, then stop/start: the entrypoint's first connects are relocked"
+	$RFLOW_RT restart -t 0 "$name" >/dev/null || fail "restart failed"
 	rflow_start_check "$name" 2 "$strict"
-	podman stop -t 0 "$name" >/dev/null || fail "podman stop failed"
-	podman start "$name" >/dev/null || fail "podman start failed"
+	$RFLOW_RT stop -t 0 "$name" >/dev/null || fail "stop failed"
+	$RFLOW_RT start "$name" >/dev/null || fail "start failed"
 	rflow_start_check "$name" 3 "$strict"
 	rflow_client verify "$name"
 	rflow_agent "$name"
@@ -247,7 +263,7 @@ rflow_after_install() {
 	rflow_client verify "$name"
 	rflow_agent "$name"
 	rflow_expect "0 2 $RF_MA 1 $RF_T" "hermetic"
-	podman restart -t 0 "$name" >/dev/null || fail "podman restart failed"
+	$RFLOW_RT restart -t 0 "$name" >/dev/null || fail "restart failed"
 	rflow_entry_passes "$name" 4
 	rflow_agent "$name"
 	rflow_expect "0 2 $RF_MA 1 $RF_T" "hermetic after a restart"
@@ -259,9 +275,9 @@ rflow_after_install() {
 # rflow_install NAME: the install step, a real fetch with curl from the package host.
 rflow_install() {
 	log "install: curl fetches a package from the package host"
-	podman exec "$1" /usr/bin/curl -fsS --max-time 5 -o /tmp/pkg.tar \
+	$RFLOW_RT exec "$1" /usr/bin/curl -fsS --max-time 5 -o /tmp/pkg.tar \
 		"http://$RFLOW_PKG:$RFLOW_PORT/pkg.tar" || fail "the install could not fetch"
-	[ "$(podman exec "$1" /usr/bin/wc -c /tmp/pkg.tar | cut -d' ' -f1)" -eq 57344 ] ||
+	[ "$($RFLOW_RT exec "$1" /usr/bin/wc -c /tmp/pkg.tar | cut -d' ' -f1)" -eq 57344 ] ||
 		fail "the package is not complete"
 }
 
@@ -293,6 +309,19 @@ test_runner_flow_guard_attach() {
 	rflow_install web
 	rflow_expect "0 2 1 0 0" "the install"
 	rflow_after_install web 0
+}
+
+# Docker: the runtime wrapper adds the hook to the bundle; BFBPF_POLICY selects the policy.
+test_runner_flow_docker() {
+	rflow_up docker
+	log "create with the install policy (--runtime bfbpf -e BFBPF_POLICY=rflow-install), under a guard"
+	rflow_run web --runtime bfbpf -e BFBPF_POLICY=rflow-install
+	rflow_entry_passes web 1
+	docker logs web
+	rflow_expect "0 1 1 0 0" "the first start under the install policy"
+	rflow_install web
+	rflow_expect "0 2 1 0 0" "the install"
+	rflow_after_install web 1
 }
 
 # Checkpoint/restore (CRIU): the restored process runs on in a new cgroup, relocked.
