@@ -26,7 +26,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-de
 	libcmocka-dev liburing-dev pkg-config gcc make iproute2 dnsmasq-base bind9-dnsutils \
 	curl python3 libc-bin util-linux iperf3 tinyproxy qemu-system-x86 busybox-static cpio \
 	libclang-rt-14-dev kmod clang-format shellcheck \
-	podman docker.io runc
+	podman docker.io runc python3-yaml
 
 # user/ is one folder per layer (docs/design.md, "Layers"); every source is found by folder.
 USER_LAYERS := cli daemon sandbox dns loader lib
@@ -230,6 +230,8 @@ lint: ## clang-format check, shellcheck, include graph, length report
 	$(PYTHON3) tools/include-graph.py || rc=1; \
 	echo "lint: lengths"; \
 	$(PYTHON3) tools/lengths.py || rc=1; \
+	echo "lint: deploy/kubernetes (tools/check-deploy.py)"; \
+	$(PYTHON3) tools/check-deploy.py || rc=1; \
 	echo "lint: integration helpers (one shell: a name defined twice, the last file wins)"; \
 	dup=$$(cat tests/integration/lib.sh tests/integration/test-*.sh | \
 		sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)() *{.*/\1/p' | sort | uniq -d); \

@@ -29,6 +29,8 @@ import subprocess
 import sys
 import time
 
+import bench_containers  # benchmark 8: its rows of the report (beside this file)
+
 
 # ---------------------------------------------------------------- policies
 
@@ -840,6 +842,7 @@ def render(args):
         cpu = [x["daemon_cpu_s"] / x["seconds"] * 100 for x in ev if x["variant"] == "on"]
         w("| 7 | Events of the events-on sandbox over the bench | sent / rate-limited / lost; daemon CPU while hammered | {:,} / {:,} / {:,}; {:.1f}% of a core | | | |".format(
             e.get("sent", 0), e.get("limited", 0), e.get("lost", 0), med(cpu) if cpu else 0))
+    bench_containers.summary_rows(rows, w)
     w("")
 
     w("## Goals\n")
@@ -912,6 +915,8 @@ def render(args):
                 w("\nPaired per-round ratio {} on/off: median {:.3f}, min–max {:.3f}–{:.3f}.".format(
                     p.upper(), med(pr), min(pr), max(pr)))
         w("")
+
+    bench_containers.detail(rows, w)
 
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "performance.md.in")) as f:
         prose = f.read()

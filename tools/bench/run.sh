@@ -40,6 +40,12 @@
 #               the responder's rate limit, answers/s in a closed loop, CPU per query
 #   7 events    denied connects/s (UDP and TCP) from a sandbox, daemon with events on
 #               against one with --no-events
+#   8 containers real Podman (runc) and Docker (a dockerd of its own, as test-13 starts
+#               it): the time the OCI hook adds to `podman run` and `docker run` (the
+#               runtime wrapper) against no hook; the time from an attach/update to the
+#               first refused connect inside a container; under a guard, from the mkdir
+#               of a container's cgroup to its entrypoint's first (refused) connect
+#               (tools/bench/containers.sh, tools/bench/bench_containers.py)
 # BENCH_STEPS="5 6" runs only those benchmarks (the world is built all the same); its
 # report goes to build/bench/steps.md, never to docs/performance.md.
 # Exit status: 1 when a step could not run (a broken bench must fail CI); missed goals
@@ -82,6 +88,7 @@ if [ "$QUICK" = 1 ]; then
 	NAMES_COUNT=100 NAMES_ROUNDS=1 NAMES_IDLE=1
 	DNS_ROUNDS=1 DNS_SECONDS=0.5 DNS_QUERY_NAMES=20
 	EVENTS_ROUNDS=2 EVENTS_SECONDS=0.3
+	CTR_ROUNDS=2
 	RESULTS=$OUT/quick.jsonl REPORT=$OUT/quick.md
 else
 	CONNECT_ROUNDS=11 CONNECT_SECONDS=2
@@ -92,6 +99,7 @@ else
 	NAMES_COUNT=1000 NAMES_ROUNDS=3 NAMES_IDLE=10
 	DNS_ROUNDS=5 DNS_SECONDS=5 DNS_QUERY_NAMES=100
 	EVENTS_ROUNDS=7 EVENTS_SECONDS=2
+	CTR_ROUNDS=11
 	RESULTS=$OUT/results.jsonl REPORT=$ROOT/docs/performance.md
 fi
 if [ -n "${BENCH_STEPS:-}" ] && [ "$QUICK" = 0 ]; then
@@ -125,8 +133,13 @@ die() {
 	exit 1
 }
 
+# benchmark 8 (real containers), its cleanup part of the one below
+# shellcheck source=tools/bench/containers.sh
+. "$ROOT/tools/bench/containers.sh"
+
 cleanup() {
 	local pid cg
+	ctrb_cleanup
 	for pid in "${PIDS[@]}"; do
 		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	done
@@ -730,6 +743,7 @@ step "4. scale" bench_scale
 step "5. names" bench_names
 step "6. DNS responder" bench_dns
 step "7. events" bench_events
+step "8. containers" bench_containers
 
 kill -0 "$DAEMON_PID" 2>/dev/null || {
 	warn "the daemon died during the bench: $(tail -5 "$TMP/daemon.log")"
