@@ -43,7 +43,8 @@ static const char cli_completion_body[] =
 	"\tlocal i=2 word start=0 arg\n"
 	"\twhile [ \"$i\" -lt \"$COMP_CWORD\" ]; do\n"
 	"\t\tword=${COMP_WORDS[i]}\n"
-	"\t\tif [ \"$takes_command\" = 1 ] && { [ \"$word\" = -- ] || [ \"${word#-}\" = \"$word\" ]; "
+	"\t\tif [ \"$takes_command\" = 1 ] && { [ \"$word\" = -- ] || [ \"${word#-}\" = \"$word\" "
+	"]; "
 	"}; then\n"
 	"\t\t\tstart=$i\n"
 	"\t\t\t[ \"$word\" = -- ] && start=$((i + 1))\n"
@@ -178,8 +179,9 @@ int cli_completion(const struct cli_command *command, int argc, char **argv)
 
 	if (argc == 2 && !strcmp(argv[1], "bash")) {
 		cli_completion_bash(stdout);
-		return fflush(stdout) ? cli_fail(CLI_EXIT_FAILED, "internal", "stdout: write failed")
-				      : CLI_EXIT_OK;
+		return fflush(stdout)
+			       ? cli_fail(CLI_EXIT_FAILED, "internal", "stdout: write failed")
+			       : CLI_EXIT_OK;
 	}
 	cli_args_init(&args);
 	status = cli_parse(command, argc, argv, &args, NULL, NULL);
