@@ -112,8 +112,8 @@ static void man_line_options(const char *line, size_t length, struct man_names *
 			cli_group_options(CLI_GROUP_POLICY, man_add_option, out);
 		if (strncmp(line + i, "*--", 3))
 			continue;
-		while (i + 3 + n < length && strchr("abcdefghijklmnopqrstuvwxyz0123456789-",
-						    line[i + 3 + n]) &&
+		while (i + 3 + n < length &&
+		       strchr("abcdefghijklmnopqrstuvwxyz0123456789-", line[i + 3 + n]) &&
 		       line[i + 3 + n])
 			n++;
 		if (n && i + 3 + n < length && line[i + 3 + n] == '*') {
@@ -148,7 +148,8 @@ static int man_setup(void **state)
 				memcpy(section->command, line + 9, length - 9);
 			}
 		}
-		man_line_options(line, length, section ? &section->options : &(struct man_names){0});
+		man_line_options(line, length,
+				 section ? &section->options : &(struct man_names){0});
 		line += length + (line[length] == '\n');
 	}
 	return 0;
