@@ -102,7 +102,7 @@ $(BUILD)/bfbpf.skel.h: $(BUILD)/bfbpf.bpf.o
 $(BUILD)/user/%.o: user/%.c $(USER_HDRS) include/bfbpf.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) $(USER_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(USER_CFLAGS) -c $< -o $@
 
 # Only the loader sees the BPF skeleton.
 $(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/loader/*.c)): $(BUILD)/bfbpf.skel.h
@@ -114,7 +114,7 @@ $(BUILD)/libbfbpf-core.a: $(CORE_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/bfbpf: $(BUILD)/user/main.o $(BUILD)/libbfbpf.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD):
 	@mkdir -p $(BUILD)
@@ -263,6 +263,23 @@ uninstall: ## remove what install installed (same PREFIX and DESTDIR)
 		$(DESTDIR)$(MANDIR)/man8/bfbpf.8 $(DESTDIR)$(MANDIR)/man5/bfbpf-policy.5 \
 		$(DESTDIR)$(BASHCOMPDIR)/bfbpf
 	rm -rf $(DESTDIR)$(DOCDIR)
+
+# dpkg-buildpackage runs `make clean` in its tree and writes to the tree's parent: it runs on a
+# copy of the tracked (and new, unignored) files in build/deb/src, and the results are moved
+# to build/deb/. The changelog's version must be the binary's (bfbpf --version).
+DEB_OUT := $(BUILD)/deb
+deb: $(BUILD)/bfbpf ## the Debian package into build/deb/ (dpkg-buildpackage on a copy of the tree)
+	@want=$$($(BUILD)/bfbpf --version | awk '{print $$2}'); \
+	have=$$(dpkg-parsechangelog -l debian/changelog -S Version); \
+	[ "$$want" = "$$have" ] || { echo "deb: debian/changelog says $$have, bfbpf --version $$want"; exit 1; }
+	rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/src/bfbpf
+	git ls-files -co --exclude-standard | while read -r f; do [ -e "$$f" ] && echo "$$f"; done | \
+		tar -cf - -T - | tar -xf - -C $(DEB_OUT)/src/bfbpf
+	cd $(DEB_OUT)/src/bfbpf && dpkg-buildpackage -us -uc -b -J >../build.log 2>&1 || \
+		{ tail -40 ../build.log; exit 1; }
+	mv $(DEB_OUT)/src/*.deb $(DEB_OUT)/src/*.buildinfo $(DEB_OUT)/src/*.changes $(DEB_OUT)/src/build.log $(DEB_OUT)/
+	rm -rf $(DEB_OUT)/src
+	@ls $(DEB_OUT)/*.deb
 
 format: ## clang-format every tracked .c and .h in place
 	clang-format -i $$(git ls-files '*.c' '*.h')
