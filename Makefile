@@ -35,7 +35,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-de
 	curl python3 libc-bin util-linux iperf3 tinyproxy qemu-system-x86 busybox-static cpio \
 	libclang-rt-14-dev kmod clang-format shellcheck \
 	podman docker.io runc \
-	scdoc debhelper dpkg-dev fakeroot
+	scdoc debhelper dpkg-dev fakeroot libcap2-bin
 
 # user/ is one folder per layer (docs/design.md, "Layers"); every source is found by folder.
 USER_LAYERS := cli daemon sandbox dns loader lib
@@ -147,7 +147,7 @@ $(BUILD)/tests/uring_connect: tests/integration/uring_connect.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -luring
 
-integration: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect ## the integration suite (root; cgroups, netns)
+integration: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect deb ## the integration suite (root; cgroups, netns)
 	tests/integration/run.sh
 
 test: deps ## deps, build, unit and integration tests (root)
@@ -268,7 +268,13 @@ uninstall: ## remove what install installed (same PREFIX and DESTDIR)
 # copy of the tracked (and new, unignored) files in build/deb/src, and the results are moved
 # to build/deb/. The changelog's version must be the binary's (bfbpf --version).
 DEB_OUT := $(BUILD)/deb
-deb: $(BUILD)/bfbpf ## the Debian package into build/deb/ (dpkg-buildpackage on a copy of the tree)
+DEB_VERSION := $(shell sed -n 's/^\#define BFBPF_VERSION "\(.*\)"/\1/p' user/cli/cli.h)
+DEB_FILE := $(DEB_OUT)/bfbpf_$(DEB_VERSION)_amd64.deb
+
+deb: $(DEB_FILE) ## the Debian package into build/deb/ (dpkg-buildpackage on a copy of the tree)
+
+# Rebuilt when the binary (so any source), a page, debian/, contrib/ or the docs change.
+$(DEB_FILE): $(BUILD)/bfbpf $(MAN_PAGES) $(shell find debian contrib -type f) $(wildcard docs/*.md) README.md Makefile
 	@want=$$($(BUILD)/bfbpf --version | awk '{print $$2}'); \
 	have=$$(dpkg-parsechangelog -l debian/changelog -S Version); \
 	[ "$$want" = "$$have" ] || { echo "deb: debian/changelog says $$have, bfbpf --version $$want"; exit 1; }
