@@ -53,9 +53,14 @@ pkg_check_files() {
 	local out
 	[ "$(pkg_in_root sh -c 'command -v bfbpf')" = /usr/sbin/bfbpf ] || fail "bfbpf not on PATH"
 	pkg_in_root bfbpf --version || fail "bfbpf --version"
-	out=$(pkg_in_root man -P cat bfbpf 2>&1) || fail "man bfbpf: $out"
+	# man finds the pages (-w); -l renders them without writing man-db's cat cache in
+	# /var/cache/man, which is man's (its cron job cleans it), not the package's.
+	out=$(pkg_in_root man -w bfbpf)
+	[ "$out" = /usr/share/man/man8/bfbpf.8.gz ] || fail "man -w bfbpf: [$out]"
+	out=$(pkg_in_root man -l -P cat "$out" 2>&1) || fail "man bfbpf: $out"
 	grep -q 'bfbpf attach' <<<"$out" || fail "man bfbpf lacks its commands"
-	pkg_in_root man -P cat 5 bfbpf-policy | grep -q runtime_network || fail "man 5 bfbpf-policy"
+	out=$(pkg_in_root man -w 5 bfbpf-policy) || fail "man -w 5 bfbpf-policy"
+	pkg_in_root man -l -P cat "$out" | grep -q runtime_network || fail "man 5 bfbpf-policy"
 	# shellcheck disable=SC2016 # expanded by the root's bash
 	out=$(pkg_in_root bash -c '. /usr/share/bash-completion/completions/bfbpf
 		COMP_WORDS=(bfbpf attach --net); COMP_CWORD=2; _bfbpf; echo "${COMPREPLY[*]}"') ||
