@@ -136,9 +136,10 @@ $(BUILD)/tests/cli/%: tests/unit/cli/%.c $(BUILD)/libbfbpf.a $(USER_HDRS) includ
 
 # As an ordinary user: no root, no installs, nothing loaded into the kernel. Only the CLI's
 # test needs the BPF object compiled (above).
-check: $(UNIT_BINS) $(BUILD)/bfbpf ## build and run the unit tests (no root, no BPF)
+check: $(UNIT_BINS) $(BUILD)/bfbpf man completion ## build and run the unit tests (no root, no BPF)
 	@rc=0; for t in $(UNIT_BINS); do $$t || rc=1; done; \
-	tests/unit/cli/test_completion.sh $(BUILD)/bfbpf || rc=1; exit $$rc
+	tests/unit/cli/test_completion.sh $(BUILD)/bfbpf || rc=1; \
+	tests/unit/test_install.sh "$(MAKE)" || rc=1; exit $$rc
 
 unit: check ## the same as check
 
