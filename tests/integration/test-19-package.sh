@@ -26,7 +26,7 @@ pkg_host_state() {
 # pkg_in_root CMD...: CMD in the fresh root (PKG_ROOT), with a plain PATH.
 pkg_in_root() {
 	chroot "$PKG_ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-		DEBIAN_FRONTEND=noninteractive "$@"
+		DEBIAN_FRONTEND=noninteractive NEEDRESTART_SUSPEND=1 "$@"
 }
 
 # pkg_root_up DIR: the overlay root in DIR/merged, /proc, /sys (cgroup2, bpffs), /dev bound in,
@@ -45,6 +45,9 @@ pkg_root_up() {
 	# No /run/systemd/system: the package's scripts do not talk to a systemd (there is none).
 	mount -t tmpfs -o mode=0755 pkg-run "$PKG_ROOT/run" || fail "run in the root"
 	mount -t tmpfs -o mode=1777 pkg-tmp "$PKG_ROOT/tmp" || fail "tmp in the root"
+	# In the root only: man-db's trigger (a whole mandb run at install and purge, minutes
+	# under vmtest's TCG) skips without this file, as in Debian's build chroots.
+	rm -f "$PKG_ROOT/var/lib/man-db/auto-update"
 	ip link set lo up || fail "lo up"
 }
 
