@@ -69,6 +69,8 @@ pkg_check_files() {
 		COMP_WORDS=(bfbpf attach --net); COMP_CWORD=2; _bfbpf; echo "${COMPREPLY[*]}"') ||
 		fail "the completion does not load"
 	[ "$out" = --netns ] || fail "completion of 'bfbpf attach --net': [$out]"
+	pkg_in_root bfbpf completion bash | cmp - "$PKG_ROOT/usr/share/bash-completion/completions/bfbpf" ||
+		fail "the installed completion is not what the installed binary generates"
 	pkg_in_root /usr/bin/python3 -c 'import json, sys
 h = json.load(open("/usr/share/containers/oci/hooks.d/bfbpf-hook.json"))
 sys.exit(h["hook"]["path"] != "/usr/sbin/bfbpf")' || fail "the hook file does not name /usr/sbin/bfbpf"
