@@ -212,7 +212,7 @@ pkg_purge_clean() {
 	[ -e "$PKG_ROOT/run/bfbpf" ] && fail "left after purge: /run/bfbpf"
 	left=$(cd "$PKG_UPPER" && find . -iname '*bfbpf*')
 	[ -z "$left" ] || fail "left after purge: $left"
-	log "purged: $(echo "$files" | wc -l) paths of the package gone, nothing named bfbpf left"
+	log "purged: $(echo "$files" | wc -l) paths of the package gone, nothing named bfbpf left (at ${SECONDS}s)"
 }
 
 # pkg_inside DEB DIR: the whole case inside the private mount and network namespace.
@@ -225,7 +225,7 @@ pkg_inside() {
 	[ -z "$out" ] || fail "the fresh root has bfbpf already: $out"
 	pkg_in_root apt-get install -y -q --no-install-recommends "/tmp/$(basename "$deb")" \
 		>"$CASEDIR/install.log" 2>&1 || fail "apt install (install.log: $(tail -5 "$CASEDIR/install.log"))"
-	log "installed $(basename "$deb") with apt into the overlay root"
+	log "installed $(basename "$deb") with apt into the overlay root (at ${SECONDS}s)"
 	pkg_check_files
 	pkg_in_root bfbpf check || fail "bfbpf check"
 	pkg_listen 7301 7302
@@ -235,7 +235,9 @@ pkg_inside() {
 	[ "$out" = "7301 ok 7302 ok" ] || fail "unconfined: [$out]"
 	: >"$PKG_TMP/7301" && : >"$PKG_TMP/7302"
 	pkg_run_confines
+	log "bfbpf run done (at ${SECONDS}s)"
 	pkg_daemon_hardened
+	log "the daemon done (at ${SECONDS}s)"
 	pkg_purge_clean
 }
 
