@@ -51,6 +51,10 @@ static const struct cli_command cli_commands[] = {
 	 CLI_SANDBOX_GROUPS | CLI_GROUP_TARGET_REQUIRED | CLI_GROUP_POLICY, NULL},
 	{"unguard", cli_guard, "Remove a guard.", CLI_SANDBOX_GROUPS | CLI_GROUP_TARGET_REQUIRED,
 	 NULL},
+	{"completion", cli_completion,
+	 "'bfbpf completion bash': print the bash completion script, generated from this "
+	 "table.",
+	 0, NULL},
 };
 
 #define CLI_COMMAND_COUNT (sizeof(cli_commands) / sizeof(cli_commands[0]))

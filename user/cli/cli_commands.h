@@ -44,4 +44,7 @@ int cli_metrics(const struct cli_command *command, int argc, char **argv);
 /* cli_guard.c: guard and unguard. */
 int cli_guard(const struct cli_command *command, int argc, char **argv);
 
+/* cli_completion.c: the bash completion script, from the table (cli.h's cli_command_at). */
+int cli_completion(const struct cli_command *command, int argc, char **argv);
+
 #endif /* BFBPF_CLI_COMMANDS_H */

@@ -103,6 +103,21 @@ void cli_command_options(const struct cli_command *command,
 	cli_visit_list(cli_help_option, visit, ctx);
 }
 
+void cli_group_options(unsigned int group,
+		       void (*visit)(const struct cli_option *option, void *ctx), void *ctx)
+{
+	if (group == CLI_GROUP_TARGET)
+		cli_visit_list(cli_target_options, visit, ctx);
+	else if (group == CLI_GROUP_POLICY)
+		cli_visit_list(cli_policy_options, visit, ctx);
+	else if (group == CLI_GROUP_SOCKET)
+		cli_visit_list(cli_socket_options, visit, ctx);
+	else if (group == CLI_GROUP_JSON)
+		cli_visit_list(cli_json_options, visit, ctx);
+	else if (group == CLI_GROUP_DNS_SERVER)
+		cli_visit_list(cli_dns_server_options, visit, ctx);
+}
+
 struct cli_getopt_table {
 	struct option options[CLI_MAX_OPTIONS + 1];
 	size_t count;

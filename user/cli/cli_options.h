@@ -127,6 +127,12 @@ int cli_parse(const struct cli_command *command, int argc, char **argv, struct c
 /* Every option of a command, shared ones and --help included, in help order. */
 void cli_command_options(const struct cli_command *command,
 			 void (*visit)(const struct cli_option *option, void *ctx), void *ctx);
+/*
+ * The options of one group (a single CLI_GROUP_* bit with options: TARGET,
+ * POLICY, SOCKET, JSON, DNS_SERVER), for what is generated from the table.
+ */
+void cli_group_options(unsigned int group,
+		       void (*visit)(const struct cli_option *option, void *ctx), void *ctx);
 /* PREFIX"bfbpf NAME TARGET POLICY [--netns PATH] ...", wrapped under its first option. */
 void cli_print_synopsis(FILE *out, const char *prefix, const struct cli_command *command,
 			int name_width);
