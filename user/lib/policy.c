@@ -21,9 +21,8 @@
 #define POLICY_QUOTE_MAX "64"
 
 static const char *const policy_keys[] = {
-	"network_mode",		"allow_internet",  "allowed_hosts",
-	"allow_model_endpoint", "model_endpoints", "allow_loopback",
-	"runtime_network",
+	"network_mode",	   "allow_internet", "allowed_hosts",	"allow_model_endpoint",
+	"model_endpoints", "allow_loopback", "runtime_network",
 };
 
 static void policy_errf(char *err, size_t err_size, const char *fmt, ...)

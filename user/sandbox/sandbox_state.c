@@ -217,8 +217,8 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 	uint32_t own = BFBPF_SANDBOX_DNS_V6 | BFBPF_SANDBOX_EVENTS;
 
 	sandbox->events = registry->events_enabled;
-	if (!registry->dns || sandbox->guard)
-		return; /* guards have no responder: a guard spans many network namespaces */
+	if (!registry->dns)
+		return;
 	if (sandbox->netns_unknown) {
 		log_warn("%s: no process tells its network namespace; its DNS responder starts "
 			 "when one does",

@@ -252,6 +252,7 @@ static void verify_probes(struct sandbox_registry *registry, struct sandbox *san
 			 strerror(errno));
 		verify_check_add(checks, complete, "probes", false, detail);
 	}
+	verify_dns(registry, sandbox, plan.cgroup_path, checks, complete);
 	if (sandbox->guard && cgroup_kill_and_remove(child))
 		log_warn("%s: cannot remove the probes' cgroup %s", sandbox->path, child);
 }

@@ -44,8 +44,8 @@ static void test_runtime_true(void **state)
 	json_t *o;
 
 	(void)state;
-	assert_int_equal(parse("{\"network_mode\":\"allowlist\",\"runtime_network\":true}", &p, err),
-			 0);
+	assert_int_equal(
+		parse("{\"network_mode\":\"allowlist\",\"runtime_network\":true}", &p, err), 0);
 	assert_true(p.runtime_network);
 	o = policy_to_json(&p);
 	assert_true(json_is_true(json_object_get(o, "runtime_network")));
