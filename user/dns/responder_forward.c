@@ -44,9 +44,10 @@ static void forward_mapped(const void *v4, struct in6_addr *out)
 
 static uint8_t forward_prefix_of(const struct sockaddr *mask)
 {
-	const uint8_t *bytes = mask->sa_family == AF_INET
-				       ? (const uint8_t *)&((const struct sockaddr_in *)mask)->sin_addr
-				       : ((const struct sockaddr_in6 *)mask)->sin6_addr.s6_addr;
+	const uint8_t *bytes =
+		mask->sa_family == AF_INET
+			? (const uint8_t *)&((const struct sockaddr_in *)mask)->sin_addr
+			: ((const struct sockaddr_in6 *)mask)->sin6_addr.s6_addr;
 	size_t size = mask->sa_family == AF_INET ? 4 : 16;
 	uint8_t bits = 0;
 
@@ -155,8 +156,8 @@ static int forward_open_in_netns(void *arg)
 		return err;
 	if (!forward_server_ok(open->runtime, open->subnets))
 		return -EACCES;
-	open->fd = socket(open->runtime->server.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-			  0);
+	open->fd = socket(open->runtime->server.ss_family,
+			  SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (open->fd < 0)
 		return -errno;
 	if (connect(open->fd, (const struct sockaddr *)&open->runtime->server,
@@ -257,9 +258,10 @@ bool responder_forward(struct responder *responder, struct responder_pending *wh
 		free(open.subnets);
 		responder_pending_free(&slot->pending);
 		if (err == -EACCES)
-			log_warn("runtime_network: the resolver of namespace %llu is neither on its "
-				 "loopback nor in its subnets; nothing is forwarded",
-				 (unsigned long long)where->netns_key);
+			log_warn(
+				"runtime_network: the resolver of namespace %llu is neither on its "
+				"loopback nor in its subnets; nothing is forwarded",
+				(unsigned long long)where->netns_key);
 		return false; /* refused as any unlisted name */
 	}
 	slot->fd = open.fd;
@@ -281,16 +283,19 @@ bool responder_forward(struct responder *responder, struct responder_pending *wh
 
 /* The addresses of the runtime's answer, those inside the subnets only. */
 static size_t forward_addresses(const uint8_t *reply, int length, uint16_t qtype,
-				const struct forward_subnets *subnets, struct in6_addr *out)
+				const struct forward_subnets *subnets, struct in6_addr *out,
+				size_t *total)
 {
 	size_t count = 0;
 
+	*total = 0;
 	if (qtype == DNS_TYPE_A) {
 		struct ares_addrttl found[FORWARD_MAX_ANSWERS];
 		int n = FORWARD_MAX_ANSWERS;
 
 		if (ares_parse_a_reply(reply, length, NULL, found, &n) != ARES_SUCCESS)
 			return 0;
+		*total = (size_t)n;
 		for (int i = 0; i < n; i++) {
 			forward_mapped(&found[i].ipaddr, &out[count]);
 			if (forward_in_subnets(subnets, &out[count]))
@@ -302,6 +307,7 @@ static size_t forward_addresses(const uint8_t *reply, int length, uint16_t qtype
 
 		if (ares_parse_aaaa_reply(reply, length, NULL, found, &n) != ARES_SUCCESS)
 			return 0;
+		*total = (size_t)n;
 		for (int i = 0; i < n; i++) {
 			memcpy(&out[count], &found[i].ip6addr, 16);
 			if (!IN6_IS_ADDR_V4MAPPED(&out[count]) &&
@@ -320,12 +326,20 @@ static void forward_answer(struct responder *responder, struct responder_forward
 	struct in6_addr found[FORWARD_MAX_ANSWERS], allowed[FORWARD_MAX_ANSWERS];
 	uint32_t ttls[FORWARD_MAX_ANSWERS];
 	char name[HOSTNAME_MAX_LENGTH + 1], err_text[64];
-	size_t count = 0, kept = 0, max_size;
+	size_t count = 0, kept = 0, total = 0, max_size;
+	int rcode = reply[3] & 0x0f;
 
 	if (!hostname_normalize(pending->parsed.name, name, sizeof(name), err_text,
 				sizeof(err_text)))
 		count = forward_addresses(reply, length, pending->parsed.qtype, forward->subnets,
-					  found);
+					  found, &total);
+	if (!total && (rcode == DNS_RCODE_NOERROR || rcode == DNS_RCODE_NXDOMAIN)) {
+		/* No address of this type (or no such name): nothing to allow, nothing to hide. */
+		responder->nodata += rcode == DNS_RCODE_NOERROR;
+		responder->failed += rcode == DNS_RCODE_NXDOMAIN;
+		responder_reply_rcode(pending, &pending->parsed, rcode);
+		return;
+	}
 	if (count && responder_op(responder, allow_runtime, name, found, count))
 		count = 0;
 	if (count)
@@ -403,7 +417,8 @@ void responder_forward_poll(struct responder *responder)
 void responder_forward_drop_tcp(struct responder *responder, int tcp_fd)
 {
 	for (int i = 0; i < RESPONDER_MAX_FORWARDS; i++)
-		if (responder->forwards[i].fd >= 0 && responder->forwards[i].pending->tcp_fd == tcp_fd)
+		if (responder->forwards[i].fd >= 0 &&
+		    responder->forwards[i].pending->tcp_fd == tcp_fd)
 			forward_free(responder, &responder->forwards[i]);
 }
 

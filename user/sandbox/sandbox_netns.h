@@ -16,7 +16,7 @@
 
 #include "sandbox.h"
 
-#define SANDBOX_NETNS_SWEEP_MS 250 /* how often the namespaces in use are looked for */
+#define SANDBOX_NETNS_SWEEP_MS 250  /* how often the namespaces in use are looked for */
 #define SANDBOX_NETNS_MAX_PIDS 4096 /* processes looked at per sandbox and sweep */
 #define SANDBOX_RUNTIME_MAX 256	    /* runtime_network addresses allowed per sandbox */
 

@@ -106,8 +106,7 @@ static void verify_dns_child(const char *cgroup, int netns_fd, int write_fd)
  * so this answers in its place (responder_drain). Returns the child's result
  * and whether the responder counted the query.
  */
-static int verify_dns_one(struct sandbox *sandbox, const char *cgroup, int netns_fd,
-			  bool *counted)
+static int verify_dns_one(struct sandbox *sandbox, const char *cgroup, int netns_fd, bool *counted)
 {
 	uint64_t before = responder_liveness(sandbox->responder), deadline;
 	int pipe_fds[2], result = -ETIMEDOUT, status;
@@ -207,9 +206,9 @@ void verify_dns(struct sandbox_registry *registry, struct sandbox *sandbox, cons
 			continue;
 		failed++;
 		verify_dns_describe(result, counted, why, sizeof(why));
-		used += (size_t)snprintf(detail + used, used < sizeof(detail) ? sizeof(detail) - used : 0,
-				 "%snetwork namespace %" PRIu64 ": %s", failed > 1 ? "; " : "",
-				 key, why);
+		used += (size_t)snprintf(
+			detail + used, used < sizeof(detail) ? sizeof(detail) - used : 0,
+			"%snetwork namespace %" PRIu64 ": %s", failed > 1 ? "; " : "", key, why);
 		if (used >= sizeof(detail))
 			break;
 	}
@@ -218,9 +217,8 @@ void verify_dns(struct sandbox_registry *registry, struct sandbox *sandbox, cons
 			 "a query from the sandbox was answered by its responder in %zu network "
 			 "namespace%s",
 			 asked, asked == 1 ? "" : "s");
-	json_array_append_new(checks,
-			      json_pack("{s:s, s:b, s:s}", "name", "dns", "ok", !failed, "detail",
-					detail));
+	json_array_append_new(checks, json_pack("{s:s, s:b, s:s}", "name", "dns", "ok", !failed,
+						"detail", detail));
 	if (failed)
 		*complete = false;
 }
