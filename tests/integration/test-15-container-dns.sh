@@ -260,6 +260,12 @@ test_container_dns_runtime_network() {
 		and s['dns']['more']['forwarded'] >= 4 and s['dns']['more']['forward_refused'] >= 1]" ||
 		fail "status does not count the forwarded queries"
 	expect_status 0 bfs verify --container agent --runtime podman
+	log "the daemon restarts: what the runtime's resolver answered stays allowed"
+	daemon_stop "$DAEMON_PID"
+	ctr_daemon_start --dns-server "127.0.0.1:$DNS_PORT" --accept-vsock
+	daemon_wait
+	[ "$(cdns_http agent $SRV4)" = 200 ] || fail "db's address was lost in the restart"
+	expect_status 0 bfs verify --container agent --runtime podman
 	log "runtime_network false: db is refused and no longer reachable"
 	bf_ok update --container agent --runtime podman --policy "$CASEDIR/policies/nort.json"
 	[ "$(cdns_dig agent db)" = REFUSED ] || fail "db answered without runtime_network"

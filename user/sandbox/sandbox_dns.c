@@ -78,12 +78,17 @@ static int sandbox_dns_allow_runtime(void *data, void *owner, const char *name,
 				     const struct in6_addr *addrs, size_t count)
 {
 	struct sandbox *sandbox = owner;
+	size_t before = sandbox->runtime_count;
+	int err;
 
 	(void)data;
 	log_info("%s: runtime_network: %s answered by the runtime's resolver (%zu addresses in "
 		 "its subnets)",
 		 sandbox->path, name, count);
-	return sandbox_runtime_allow(sandbox, addrs, count);
+	err = sandbox_runtime_allow(sandbox, addrs, count);
+	if (!err && (sandbox->runtime_count != before || sandbox->needs_refresh))
+		sandbox->state_dirty = true; /* a restart keeps them (the state file) */
+	return err;
 }
 
 static const struct responder_ops sandbox_dns_ops = {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 #include <linux/openat2.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -256,4 +257,45 @@ int sandbox_runtime_add(const struct sandbox *sandbox, const struct policy *poli
 	if (!err && sandbox->runtime_count)
 		allowset_normalize(set);
 	return err;
+}
+
+json_t *sandbox_runtime_to_json(const struct sandbox *sandbox)
+{
+	json_t *array = json_array();
+	char text[INET6_ADDRSTRLEN];
+
+	for (size_t i = 0; array && i < sandbox->runtime_count; i++) {
+		const struct in6_addr *addr = &sandbox->runtime[i];
+
+		if (IN6_IS_ADDR_V4MAPPED(addr))
+			inet_ntop(AF_INET, &addr->s6_addr[12], text, sizeof(text));
+		else
+			inet_ntop(AF_INET6, addr, text, sizeof(text));
+		if (json_array_append_new(array, json_string(text))) {
+			json_decref(array);
+			return NULL;
+		}
+	}
+	return array;
+}
+
+void sandbox_runtime_from_json(struct sandbox *sandbox, const json_t *array)
+{
+	const json_t *item;
+	size_t i;
+
+	json_array_foreach(array, i, item)
+	{
+		const char *text = json_string_value(item);
+		struct in6_addr addr = {0};
+
+		if (!text)
+			continue;
+		if (inet_pton(AF_INET, text, &addr.s6_addr[12]) == 1)
+			addr.s6_addr[10] = addr.s6_addr[11] = 0xff;
+		else if (inet_pton(AF_INET6, text, &addr) != 1)
+			continue;
+		if (sandbox_runtime_allow(sandbox, &addr, 1))
+			log_warn("%s: cannot keep the runtime address %s", sandbox->path, text);
+	}
 }

@@ -43,4 +43,8 @@ int sandbox_runtime_allow(struct sandbox *sandbox, const struct in6_addr *addrs,
 int sandbox_runtime_add(const struct sandbox *sandbox, const struct policy *policy,
 			struct allowset *set);
 
+/* The runtime addresses as text, for the state file; and read back (bad items are skipped). */
+json_t *sandbox_runtime_to_json(const struct sandbox *sandbox);
+void sandbox_runtime_from_json(struct sandbox *sandbox, const json_t *array);
+
 #endif /* BFBPF_SANDBOX_NETNS_H */

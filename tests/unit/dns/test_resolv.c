@@ -56,7 +56,7 @@ static void test_resolv_podman(void **state)
 			       "nameserver 10.89.0.1\nnameserver 192.0.2.9\n",
 			       &r),
 			 0);
-	assert_server4(&r, "10.89.0.1"); /* the first nameserver */
+	assert_server4(&r, "10.89.0.1");     /* the first nameserver */
 	assert_int_equal(r.search_count, 2); /* the last search line */
 	assert_string_equal(r.search[0], "dns.podman");
 	assert_string_equal(r.search[1], "corp.example");
