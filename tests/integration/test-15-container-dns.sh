@@ -15,6 +15,43 @@ CDNS_OUTSIDE4=10.99.0.1
 # The runtime's resolver: the gateway address of the SBX/SRV subnet.
 CDNS_GATEWAY4=198.18.0.254
 CDNS_DB_PORT=7200
+CDNS_AARDVARK=${CDNS_AARDVARK:-/usr/lib/podman/aardvark-dns}
+
+# cdns_aardvark_up: aardvark-dns as netavark runs it (its config file names the network's
+# gateway, then one line per container: id, IPv4, IPv6, names), in SRV, in a mount
+# namespace whose resolv.conf names nothing reachable (what it forwards goes nowhere).
+cdns_aardvark_up() {
+	local dir=$CASEDIR/aardvark id
+	mkdir -p "$dir/config"
+	{
+		echo $CDNS_GATEWAY4
+		for id in "a $SRV4 db" "b $SBX4 agent" "c $CDNS_OUTSIDE4 evil"; do
+			set -- $id
+			printf '%s %s  %s\n' "$(printf "$1%.0s" $(seq 64))" "$2" "$3"
+		done
+	} >"$dir/config/task"
+	echo "nameserver 127.0.0.1" >"$dir/resolv.conf"
+	# It forks into the background and writes its pid next to its config.
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	nsenter --net="/run/netns/$NS_SRV" unshare -m sh -c \
+		'mount --bind "$1" /etc/resolv.conf && exec "$2" --config "$3" -p 53 run' _ \
+		"$dir/resolv.conf" "$CDNS_AARDVARK" "$dir/config" >>"$CASEDIR/runtime-dns.log" 2>&1 ||
+		fail "aardvark-dns did not start"
+	wait_for_file "$dir/config/aardvark.pid" 20 || fail "aardvark-dns wrote no pid"
+	defer "kill -KILL $(cat "$dir/config/aardvark.pid")"
+	log "the runtime's resolver: aardvark-dns $("$CDNS_AARDVARK" --version 2>/dev/null)"
+}
+
+cdns_dnsmasq_up() {
+	printf '%s\n' "$SRV4 db db.dns.podman" "$CDNS_OUTSIDE4 evil evil.dns.podman" \
+		>"$CASEDIR/runtime-hosts"
+	in_ns "$NS_SRV" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
+		--addn-hosts="$CASEDIR/runtime-hosts" --listen-address=$CDNS_GATEWAY4 --port=53 \
+		--bind-interfaces --pid-file= --user=root >>"$CASEDIR/runtime-dns.log" 2>&1 &
+	local pid=$!
+	defer "kill -KILL $pid; wait $pid"
+	log "the runtime's resolver: dnsmasq (no aardvark-dns at $CDNS_AARDVARK)"
+}
 
 # cdns_up [DAEMON-ARGS...]: the world, the upstream dnsmasq (allowed.test, denied.test,
 # other.test), Podman, and the daemon resolving with that dnsmasq.
@@ -186,22 +223,21 @@ test_container_dns_verify() {
 		fail "a no-network sandbox has a dns check"
 }
 
-# cdns_resolver_up: the runtime's resolver (dnsmasq at the subnet's gateway address in SRV)
-# answering the compose task's names: db (and db.dns.podman) -> SRV4, evil and evil.test ->
-# an outside address, routed from SBX; the db service (HTTP) on SRV4; a counter outside.
+# cdns_resolver_up: the runtime's resolver at the subnet's gateway address in SRV: Podman's
+# own aardvark-dns run by hand (dnsmasq where it is missing), answering the compose task's
+# containers: db (and db.dns.podman) -> SRV4, evil -> an outside address routed from SBX;
+# the db service (HTTP) on SRV4; a counter at the outside address.
 cdns_resolver_up() {
 	ip -n "$NS_SRV" addr add $CDNS_GATEWAY4/24 dev eth0
 	ip -n "$NS_SRV" addr add $CDNS_OUTSIDE4/32 dev eth0
 	ip -n "$NS_SBX" route add $CDNS_OUTSIDE4/32 via $SRV4
-	printf '%s\n' "$SRV4 db db.dns.podman" "$CDNS_OUTSIDE4 evil evil.test evil.dns.podman" \
-		>"$CASEDIR/runtime-hosts"
-	in_ns "$NS_SRV" dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
-		--addn-hosts="$CASEDIR/runtime-hosts" --listen-address=$CDNS_GATEWAY4 --port=53 \
-		--bind-interfaces --pid-file= --user=root >>"$CASEDIR/runtime-dns.log" 2>&1 &
-	local pid=$!
-	defer "kill -KILL $pid; wait $pid"
+	if [ -x "$CDNS_AARDVARK" ]; then
+		cdns_aardvark_up
+	else
+		cdns_dnsmasq_up
+	fi
 	local n=0
-	until in_ns "$NS_SRV" dig +time=1 +tries=1 @$CDNS_GATEWAY4 db | grep -q "$SRV4"; do
+	until in_ns "$NS_SBX" dig +time=1 +tries=1 @$CDNS_GATEWAY4 db | grep -q "$SRV4"; do
 		n=$((n + 1))
 		[ $n -gt 50 ] && fail "the runtime's resolver did not start"
 		sleep 0.1
@@ -249,6 +285,8 @@ test_container_dns_runtime_network() {
 	[ "$(cdns_dig agent db.dns.podman)" = "NOERROR $SRV4" ] || fail "the search domain's name did not answer"
 	log "names whose answers lie outside the netns's subnets: refused"
 	[ "$(cdns_dig agent evil)" = REFUSED ] || fail "evil (outside the subnet) was not refused"
+	[ "$(cdns_dig agent evil.dns.podman)" = REFUSED ] || fail "evil.dns.podman was not refused"
+	log "a dotted name outside the search domains is not forwarded at all"
 	[ "$(cdns_dig agent evil.test)" = REFUSED ] || fail "evil.test was not refused"
 	cdns_connect agent evil.test $CTR_PORT | grep -q "^unresolved" || fail "evil.test resolved"
 	cdns_connect agent evil $CTR_PORT | grep -q "^unresolved" || fail "evil resolved"
