@@ -136,6 +136,7 @@ void responder_netns_forget(struct responder *responder, uint64_t key);
  */
 int responder_netns_runtime(struct responder *responder, uint64_t key, int netns_fd,
 			    const struct responder_runtime *runtime);
+bool responder_netns_has_runtime(const struct responder *responder, uint64_t key);
 /* Read what waits on its UDP sockets now (verify's DNS check stands in for the loop). */
 void responder_drain(struct responder *responder);
 /* Liveness queries answered (RESPONDER_LIVENESS_NAME). */

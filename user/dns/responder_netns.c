@@ -176,6 +176,14 @@ int responder_netns_runtime(struct responder *responder, uint64_t key, int netns
 	return 0;
 }
 
+bool responder_netns_has_runtime(const struct responder *responder, uint64_t key)
+{
+	for (size_t i = 0; i < responder->runtime_count; i++)
+		if (responder->runtimes[i].key == key)
+			return true;
+	return false;
+}
+
 void responder_netns_close_all(struct responder *responder)
 {
 	for (size_t i = 0; i < responder->listener_count; i++)

@@ -65,6 +65,7 @@ struct sandbox {
 	bool guard;		  /* a guard (guard.h): its policy is its subtree's default */
 	uint64_t netns_warned;	  /* the namespace last warned about (sandbox_netns.c): once */
 	size_t runtime_count;	  /* runtime_network addresses allowed (sandbox_netns.c) */
+	uint64_t runtime_read_ms; /* when its namespaces' resolv.conf were last read */
 	struct in6_addr *runtime; /* SANDBOX_RUNTIME_MAX at most, oldest first */
 	uint16_t guard_level;	  /* a guard's cgroup level (the cgroup2 root is 0) */
 };

@@ -156,25 +156,50 @@ static void sandbox_netns_listen(struct sandbox *sandbox, const struct sandbox_n
 	}
 }
 
+/* Is any process in the cgroup's subtree (cgroup.events "populated 1")? Unreadable: yes. */
+static bool sandbox_netns_populated(const char *cgroup)
+{
+	char path[PATH_MAX], line[64];
+	bool populated = true;
+	FILE *events;
+
+	snprintf(path, sizeof(path), "%s/cgroup.events", cgroup);
+	events = fopen(path, "re");
+	while (events && fgets(line, sizeof(line), events))
+		if (!strncmp(line, "populated ", 10))
+			populated = line[10] != '0';
+	if (events)
+		fclose(events);
+	return populated;
+}
+
 size_t sandbox_netns_sweep(struct sandbox_registry *registry, struct sandbox *sandbox,
 			   struct sandbox_netns_seen *seen, size_t max)
 {
 	struct sandbox_netns_seen found[RESPONDER_MAX_NETNS];
 	struct sandbox_netns_scan scan = {.seen = found, .max = RESPONDER_MAX_NETNS};
-	uint64_t primary, key;
-	bool runtime;
+	uint64_t primary, key, now = log_monotonic_ms();
+	bool runtime, reread = true;
 
 	(void)registry;
 	if (!sandbox->responder || !sandbox->path[0])
 		return 0;
 	primary = responder_netns_key(sandbox->responder);
-	sandbox_netns_walk(&scan, sandbox->path, 0);
+	/* An empty subtree (most sandboxes between tasks) costs one small read. */
+	if (sandbox_netns_populated(sandbox->path))
+		sandbox_netns_walk(&scan, sandbox->path, 0);
 	runtime = sandbox->policy_known && sandbox->policy.runtime_network;
+	/* A resolv.conf is read when its namespace is new, and again every few seconds. */
+	if (runtime && now - sandbox->runtime_read_ms >= SANDBOX_RUNTIME_REREAD_MS)
+		sandbox->runtime_read_ms = now;
+	else if (runtime)
+		reread = false;
 	for (size_t i = 0; i < scan.count; i++) {
 		if (found[i].key != primary &&
 		    !responder_netns_listening(sandbox->responder, found[i].key))
 			sandbox_netns_listen(sandbox, &found[i]);
-		if (runtime)
+		if (runtime &&
+		    (reread || !responder_netns_has_runtime(sandbox->responder, found[i].key)))
 			sandbox_netns_runtime(sandbox, &found[i]);
 	}
 	/* Namespaces no process of the subtree uses any more (a walk cut short forgets none). */

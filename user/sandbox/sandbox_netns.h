@@ -16,9 +16,10 @@
 
 #include "sandbox.h"
 
-#define SANDBOX_NETNS_SWEEP_MS 250  /* how often the namespaces in use are looked for */
-#define SANDBOX_NETNS_MAX_PIDS 4096 /* processes looked at per sandbox and sweep */
-#define SANDBOX_RUNTIME_MAX 256	    /* runtime_network addresses allowed per sandbox */
+#define SANDBOX_NETNS_SWEEP_MS 250     /* how often the namespaces in use are looked for */
+#define SANDBOX_NETNS_MAX_PIDS 4096    /* processes looked at per sandbox and sweep */
+#define SANDBOX_RUNTIME_MAX 256	       /* runtime_network addresses allowed per sandbox */
+#define SANDBOX_RUNTIME_REREAD_MS 5000 /* a namespace's resolv.conf is read again after */
 
 /* A namespace in use: its inode number and a process in it. */
 struct sandbox_netns_seen {

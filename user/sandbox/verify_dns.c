@@ -90,11 +90,10 @@ static void verify_dns_child(const char *cgroup, int netns_fd, int write_fd)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	/* In the cgroup before the socket: the query is the sandbox's. */
-	if (cgroup_join(cgroup, 0))
-		result = -EPERM;
-	else if (netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET))
+	result = cgroup_join(cgroup, 0);
+	if (!result && netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET))
 		result = -errno;
-	else
+	if (!result)
 		result = verify_dns_ask();
 	if (write(write_fd, &result, sizeof(result)) != (ssize_t)sizeof(result))
 		_exit(4);
