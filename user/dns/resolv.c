@@ -16,6 +16,13 @@
 
 #define RESOLV_LINE_MAX 1024
 
+static void resolv_mapped(const void *v4, struct in6_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->s6_addr[10] = out->s6_addr[11] = 0xff;
+	memcpy(&out->s6_addr[12], v4, 4);
+}
+
 /* The next blank-separated word of line at *at, into word; false when none. */
 static bool resolv_word(const char *line, size_t *at, char *word, size_t size)
 {
@@ -102,4 +109,62 @@ int responder_resolv_parse(const char *text, size_t length, struct responder_run
 		}
 	}
 	return found ? 0 : -ENOENT;
+}
+
+bool responder_subnets_contain(const struct responder_subnets *subnets, const struct in6_addr *addr)
+{
+	for (size_t i = 0; i < subnets->count; i++) {
+		uint8_t bits = subnets->prefix[i];
+		size_t full = bits / 8;
+
+		/* A /32 (or /128) holds the namespace's own address only: nothing to reach. */
+		if (bits >= 128 ||
+		    IN6_IS_ADDR_V4MAPPED(addr) != IN6_IS_ADDR_V4MAPPED(&subnets->addr[i]) ||
+		    memcmp(addr, &subnets->addr[i], full))
+			continue;
+		if (bits % 8) {
+			uint8_t mask = (uint8_t)(0xff << (8 - bits % 8));
+
+			if ((addr->s6_addr[full] ^ subnets->addr[i].s6_addr[full]) & mask)
+				continue;
+		}
+		return true;
+	}
+	return false;
+}
+
+bool responder_runtime_server_ok(const struct responder_runtime *runtime,
+				 const struct responder_subnets *subnets)
+{
+	struct in6_addr addr;
+
+	if (runtime->server.ss_family == AF_INET) {
+		const struct sockaddr_in *sin = (const struct sockaddr_in *)&runtime->server;
+
+		if ((ntohl(sin->sin_addr.s_addr) >> 24) == 127)
+			return true; /* Docker's 127.0.0.11: the namespace's own loopback */
+		resolv_mapped(&sin->sin_addr, &addr);
+	} else {
+		addr = ((const struct sockaddr_in6 *)&runtime->server)->sin6_addr;
+		if (IN6_IS_ADDR_LOOPBACK(&addr))
+			return true;
+	}
+	return responder_subnets_contain(subnets, &addr);
+}
+
+/* A single label, or a name under one of the runtime's search domains. */
+bool responder_runtime_eligible(const struct responder_runtime *runtime, const char *name)
+{
+	size_t length = strlen(name);
+
+	if (!strchr(name, '.'))
+		return true;
+	for (size_t i = 0; i < runtime->search_count; i++) {
+		size_t domain = strlen(runtime->search[i]);
+
+		if (length > domain + 1 && name[length - domain - 1] == '.' &&
+		    !strcmp(name + length - domain, runtime->search[i]))
+			return true;
+	}
+	return false;
 }

@@ -70,6 +70,23 @@ struct responder_runtime {
  */
 int responder_resolv_parse(const char *text, size_t length, struct responder_runtime *out);
 
+/* A namespace's directly connected prefixes (its interfaces', but loopback and link-local). */
+#define RESPONDER_MAX_SUBNETS 32
+struct responder_subnets {
+	size_t count;
+	struct in6_addr addr[RESPONDER_MAX_SUBNETS]; /* IPv4 as ::ffff:a.b.c.d */
+	uint8_t prefix[RESPONDER_MAX_SUBNETS];	     /* in the 128-bit space */
+};
+
+/* Inside one of the prefixes (a /32 or /128, the namespace's own address alone, never). */
+bool responder_subnets_contain(const struct responder_subnets *subnets,
+			       const struct in6_addr *addr);
+/* Is the runtime's resolver on the namespace's loopback or inside its prefixes? */
+bool responder_runtime_server_ok(const struct responder_runtime *runtime,
+				 const struct responder_subnets *subnets);
+/* Is a (normalised) name forwarded: a single label, or under one of the search domains? */
+bool responder_runtime_eligible(const struct responder_runtime *runtime, const char *name);
+
 struct responder_ops {
 	/* The policy queries are decided by; NULL: unknown, every query is refused. */
 	const struct policy *(*policy)(void *data, void *owner);

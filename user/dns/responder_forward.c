@@ -25,15 +25,8 @@
 #include "responder_internal.h"
 
 #define FORWARD_TIMEOUT_MS 3000
-#define FORWARD_MAX_SUBNETS 32
 #define FORWARD_MAX_ANSWERS 32
 #define FORWARD_TTL_MAX 300
-
-struct forward_subnets {
-	size_t count;
-	struct in6_addr addr[FORWARD_MAX_SUBNETS]; /* IPv4 as ::ffff:a.b.c.d */
-	uint8_t prefix[FORWARD_MAX_SUBNETS];	   /* in the 128-bit space */
-};
 
 static void forward_mapped(const void *v4, struct in6_addr *out)
 {
@@ -59,13 +52,13 @@ static uint8_t forward_prefix_of(const struct sockaddr *mask)
 /* Runs inside the namespace: the prefixes of its interfaces but loopback. */
 static int forward_subnets_read(void *arg)
 {
-	struct forward_subnets *subnets = arg;
+	struct responder_subnets *subnets = arg;
 	struct ifaddrs *list, *item;
 
 	subnets->count = 0;
 	if (getifaddrs(&list))
 		return -errno;
-	for (item = list; item && subnets->count < FORWARD_MAX_SUBNETS; item = item->ifa_next) {
+	for (item = list; item && subnets->count < RESPONDER_MAX_SUBNETS; item = item->ifa_next) {
 		struct in6_addr *addr = &subnets->addr[subnets->count];
 
 		if (!item->ifa_addr || !item->ifa_netmask || (item->ifa_flags & IFF_LOOPBACK) ||
@@ -85,65 +78,9 @@ static int forward_subnets_read(void *arg)
 	return 0;
 }
 
-static bool forward_in_subnets(const struct forward_subnets *subnets, const struct in6_addr *addr)
-{
-	for (size_t i = 0; i < subnets->count; i++) {
-		uint8_t bits = subnets->prefix[i];
-		size_t full = bits / 8;
-
-		/* A /32 (or /128) holds the namespace's own address only: nothing to reach. */
-		if (bits >= 128 || bits < 96 || memcmp(addr, &subnets->addr[i], full))
-			continue;
-		if (bits % 8) {
-			uint8_t mask = (uint8_t)(0xff << (8 - bits % 8));
-
-			if ((addr->s6_addr[full] ^ subnets->addr[i].s6_addr[full]) & mask)
-				continue;
-		}
-		return true;
-	}
-	return false;
-}
-
-static bool forward_server_ok(const struct responder_runtime *runtime,
-			      const struct forward_subnets *subnets)
-{
-	struct in6_addr addr;
-
-	if (runtime->server.ss_family == AF_INET) {
-		const struct sockaddr_in *sin = (const struct sockaddr_in *)&runtime->server;
-
-		if ((ntohl(sin->sin_addr.s_addr) >> 24) == 127)
-			return true; /* Docker's 127.0.0.11: the namespace's own loopback */
-		forward_mapped(&sin->sin_addr, &addr);
-	} else {
-		addr = ((const struct sockaddr_in6 *)&runtime->server)->sin6_addr;
-		if (IN6_IS_ADDR_LOOPBACK(&addr))
-			return true;
-	}
-	return forward_in_subnets(subnets, &addr);
-}
-
-/* A single label, or a name under one of the runtime's search domains. */
-static bool forward_name_eligible(const struct responder_runtime *runtime, const char *name)
-{
-	size_t length = strlen(name);
-
-	if (!strchr(name, '.'))
-		return true;
-	for (size_t i = 0; i < runtime->search_count; i++) {
-		size_t domain = strlen(runtime->search[i]);
-
-		if (length > domain + 1 && name[length - domain - 1] == '.' &&
-		    !strcmp(name + length - domain, runtime->search[i]))
-			return true;
-	}
-	return false;
-}
-
 struct forward_open {
 	const struct responder_runtime *runtime;
-	struct forward_subnets *subnets;
+	struct responder_subnets *subnets;
 	int fd;
 };
 
@@ -154,7 +91,7 @@ static int forward_open_in_netns(void *arg)
 
 	if (err)
 		return err;
-	if (!forward_server_ok(open->runtime, open->subnets))
+	if (!responder_runtime_server_ok(open->runtime, open->subnets))
 		return -EACCES;
 	open->fd = socket(open->runtime->server.ss_family,
 			  SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -239,7 +176,7 @@ bool responder_forward(struct responder *responder, struct responder_pending *wh
 	if (!responder->context->ops->allow_runtime || !entry || parsed->qclass != DNS_CLASS_IN ||
 	    (parsed->qtype != DNS_TYPE_A && parsed->qtype != DNS_TYPE_AAAA) ||
 	    hostname_normalize(asked, name, sizeof(name), err_text, sizeof(err_text)) ||
-	    !forward_name_eligible(&entry->runtime, name))
+	    !responder_runtime_eligible(&entry->runtime, name))
 		return false;
 	for (int i = 0; i < RESPONDER_MAX_FORWARDS && !slot; i++)
 		if (responder->forwards[i].fd < 0)
@@ -283,7 +220,7 @@ bool responder_forward(struct responder *responder, struct responder_pending *wh
 
 /* The addresses of the runtime's answer, those inside the subnets only. */
 static size_t forward_addresses(const uint8_t *reply, int length, uint16_t qtype,
-				const struct forward_subnets *subnets, struct in6_addr *out,
+				const struct responder_subnets *subnets, struct in6_addr *out,
 				size_t *total)
 {
 	size_t count = 0;
@@ -298,7 +235,7 @@ static size_t forward_addresses(const uint8_t *reply, int length, uint16_t qtype
 		*total = (size_t)n;
 		for (int i = 0; i < n; i++) {
 			forward_mapped(&found[i].ipaddr, &out[count]);
-			if (forward_in_subnets(subnets, &out[count]))
+			if (responder_subnets_contain(subnets, &out[count]))
 				count++;
 		}
 	} else {
@@ -311,7 +248,7 @@ static size_t forward_addresses(const uint8_t *reply, int length, uint16_t qtype
 		for (int i = 0; i < n; i++) {
 			memcpy(&out[count], &found[i].ip6addr, 16);
 			if (!IN6_IS_ADDR_V4MAPPED(&out[count]) &&
-			    forward_in_subnets(subnets, &out[count]))
+			    responder_subnets_contain(subnets, &out[count]))
 				count++;
 		}
 	}

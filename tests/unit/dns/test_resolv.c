@@ -116,12 +116,104 @@ static void test_resolv_bounds(void **state)
 	assert_server4(&r, "10.0.0.4");
 }
 
+static void mapped(const char *v4, struct in6_addr *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->s6_addr[10] = out->s6_addr[11] = 0xff;
+	assert_int_equal(inet_pton(AF_INET, v4, &out->s6_addr[12]), 1);
+}
+
+/* The container's prefixes: 198.18.0.0/24, 10.89.0.0/16, fd00::/64 and its own /32. */
+static void subnets_fill(struct responder_subnets *subnets)
+{
+	memset(subnets, 0, sizeof(*subnets));
+	mapped("198.18.0.1", &subnets->addr[0]);
+	subnets->prefix[0] = 96 + 24;
+	mapped("10.89.3.7", &subnets->addr[1]);
+	subnets->prefix[1] = 96 + 16;
+	assert_int_equal(inet_pton(AF_INET6, "fd00::1", &subnets->addr[2]), 1);
+	subnets->prefix[2] = 64;
+	mapped("203.0.113.5", &subnets->addr[3]);
+	subnets->prefix[3] = 128;
+	subnets->count = 4;
+}
+
+static void test_subnets_contain(void **state)
+{
+	static const char *const inside4[] = {"198.18.0.2", "198.18.0.255", "10.89.0.1",
+					      "10.89.255.254"};
+	static const char *const outside4[] = {"198.18.1.2",  "10.99.0.1", "10.88.0.1",
+					       "203.0.113.5", "127.0.0.1", "8.8.8.8"};
+	struct responder_subnets subnets;
+	struct in6_addr addr;
+
+	(void)state;
+	subnets_fill(&subnets);
+	for (size_t i = 0; i < sizeof(inside4) / sizeof(inside4[0]); i++) {
+		mapped(inside4[i], &addr);
+		assert_true(responder_subnets_contain(&subnets, &addr));
+	}
+	for (size_t i = 0; i < sizeof(outside4) / sizeof(outside4[0]); i++) {
+		mapped(outside4[i], &addr);
+		if (responder_subnets_contain(&subnets, &addr))
+			fail_msg("%s is not in the container's subnets", outside4[i]);
+	}
+	assert_int_equal(inet_pton(AF_INET6, "fd00::abcd", &addr), 1);
+	assert_true(responder_subnets_contain(&subnets, &addr));
+	assert_int_equal(inet_pton(AF_INET6, "fd00:0:0:1::1", &addr), 1);
+	assert_false(responder_subnets_contain(&subnets, &addr));
+	/* An IPv6 address is never taken for a mapped IPv4 one of the same bits. */
+	assert_int_equal(inet_pton(AF_INET6, "::c612:2", &addr), 1);
+	assert_false(responder_subnets_contain(&subnets, &addr));
+}
+
+static void test_runtime_server_ok(void **state)
+{
+	struct responder_subnets subnets;
+	struct responder_runtime r;
+
+	(void)state;
+	subnets_fill(&subnets);
+	assert_int_equal(parse("nameserver 127.0.0.11\n", &r), 0); /* Docker's */
+	assert_true(responder_runtime_server_ok(&r, &subnets));
+	assert_int_equal(parse("nameserver 10.89.0.1\n", &r), 0); /* aardvark on the gateway */
+	assert_true(responder_runtime_server_ok(&r, &subnets));
+	assert_int_equal(parse("nameserver ::1\n", &r), 0);
+	assert_true(responder_runtime_server_ok(&r, &subnets));
+	/* A resolver outside: the container cannot send the daemon's queries there. */
+	assert_int_equal(parse("nameserver 8.8.8.8\n", &r), 0);
+	assert_false(responder_runtime_server_ok(&r, &subnets));
+	assert_int_equal(parse("nameserver 203.0.113.5\n", &r), 0);
+	assert_false(responder_runtime_server_ok(&r, &subnets));
+	assert_int_equal(parse("nameserver 2001:db8::53\n", &r), 0);
+	assert_false(responder_runtime_server_ok(&r, &subnets));
+}
+
+static void test_runtime_eligible(void **state)
+{
+	struct responder_runtime r;
+
+	(void)state;
+	assert_int_equal(parse("search dns.podman\nnameserver 10.89.0.1\n", &r), 0);
+	assert_true(responder_runtime_eligible(&r, "db"));
+	assert_true(responder_runtime_eligible(&r, "db.dns.podman"));
+	assert_true(responder_runtime_eligible(&r, "a.b.dns.podman"));
+	assert_false(responder_runtime_eligible(&r, "dns.podman"));
+	assert_false(responder_runtime_eligible(&r, "xdns.podman"));
+	assert_false(responder_runtime_eligible(&r, "evil.test"));
+	assert_false(responder_runtime_eligible(&r, "db.dns.podman.evil.test"));
+	assert_int_equal(parse("nameserver 127.0.0.11\n", &r), 0);
+	assert_true(responder_runtime_eligible(&r, "db"));
+	assert_false(responder_runtime_eligible(&r, "db.dns.podman"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_resolv_docker), cmocka_unit_test(test_resolv_podman),
-		cmocka_unit_test(test_resolv_v6),     cmocka_unit_test(test_resolv_none),
-		cmocka_unit_test(test_resolv_bounds),
+		cmocka_unit_test(test_resolv_docker),	  cmocka_unit_test(test_resolv_podman),
+		cmocka_unit_test(test_resolv_v6),	  cmocka_unit_test(test_resolv_none),
+		cmocka_unit_test(test_resolv_bounds),	  cmocka_unit_test(test_subnets_contain),
+		cmocka_unit_test(test_runtime_server_ok), cmocka_unit_test(test_runtime_eligible),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
