@@ -145,20 +145,22 @@ static struct responder_pending *forward_keep(const struct responder_pending *wh
 	return kept;
 }
 
-/* The runtime's resolver sees our id, not the sandbox's (its answer is matched by it). */
-static int forward_send(struct responder_forward *slot, const uint8_t *query, size_t length)
+/*
+ * A fresh query for the name and type (c-ares builds it, with our id and no
+ * EDNS): none of the sandbox's own bytes (options, extra records) reach the
+ * runtime's resolver.
+ */
+static int forward_send(struct responder_forward *slot, const char *name, uint16_t qtype)
 {
-	uint8_t *sent = malloc(length);
-	int err = 0;
+	unsigned char *query = NULL;
+	int length = 0, err = 0;
 
-	if (!sent)
+	if (ares_create_query(name, DNS_CLASS_IN, qtype, slot->id, 1, &query, &length, 0) !=
+	    ARES_SUCCESS)
 		return -ENOMEM;
-	memcpy(sent, query, length);
-	sent[0] = (uint8_t)(slot->id >> 8);
-	sent[1] = (uint8_t)slot->id;
-	if (send(slot->fd, sent, length, MSG_DONTWAIT) < 0)
+	if (send(slot->fd, query, (size_t)length, MSG_DONTWAIT) < 0)
 		err = -errno;
-	free(sent);
+	ares_free_string(query);
 	return err;
 }
 
@@ -170,7 +172,6 @@ bool responder_forward(struct responder *responder, struct responder_pending *wh
 	struct forward_open open = {.fd = -1};
 	struct responder_forward *slot = NULL;
 	char name[HOSTNAME_MAX_LENGTH + 1], err_text[64];
-	uint8_t *copy;
 	int err;
 
 	if (!responder->context->ops->allow_runtime || !entry || parsed->qclass != DNS_CLASS_IN ||
@@ -203,10 +204,9 @@ bool responder_forward(struct responder *responder, struct responder_pending *wh
 	}
 	slot->fd = open.fd;
 	slot->subnets = open.subnets;
-	copy = slot->pending->query;
 	if (getrandom(&slot->id, sizeof(slot->id), 0) != sizeof(slot->id))
 		slot->id = (uint16_t)log_monotonic_ms();
-	if (forward_send(slot, copy, where->length)) {
+	if (forward_send(slot, name, parsed->qtype)) {
 		forward_free(responder, slot);
 		responder->failed++;
 		responder_reply_rcode(where, parsed, DNS_RCODE_SERVFAIL);

@@ -8,6 +8,7 @@
  * whatever the policy; the check passes when the process got that answer
  * and the responder counted it (not some other listener on the port).
  */
+#include <ares.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -34,51 +35,34 @@
 #define VERIFY_DNS_TIMEOUT_MS 2000
 #define VERIFY_DNS_SERVER "192.0.2.53" /* any server: port 53 goes to the responder */
 
-/* The query: id 0xbf53, RD, one question IN A for the liveness name. */
-static size_t verify_dns_query(uint8_t *out, size_t size)
-{
-	static const uint8_t header[] = {0xbf, 0x53, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0};
-	const char *name = RESPONDER_LIVENESS_NAME;
-	size_t used = sizeof(header);
-
-	memcpy(out, header, used);
-	while (*name && used + 64 < size) {
-		const char *dot = strchr(name, '.');
-		size_t label = dot ? (size_t)(dot - name) : strlen(name);
-
-		out[used++] = (uint8_t)label;
-		memcpy(out + used, name, label);
-		used += label;
-		name += label + (dot ? 1 : 0);
-	}
-	out[used++] = 0;
-	memcpy(out + used, (const uint8_t[]){0, 1, 0, 1}, 4);
-	return used + 4;
-}
-
 /* In the child: the rcode of the answer, or -errno. */
 static int verify_dns_ask(void)
 {
 	struct sockaddr_in server = {.sin_family = AF_INET, .sin_port = htons(53)};
 	struct timeval timeout = {.tv_sec = VERIFY_DNS_TIMEOUT_MS / 1000};
-	uint8_t query[128], reply[512];
-	size_t length = verify_dns_query(query, sizeof(query));
-	ssize_t got;
-	int fd;
+	unsigned char *query = NULL;
+	uint8_t reply[512];
+	int length = 0, fd, err = 0;
+	ssize_t got = -1;
 
+	/* id 0xbf53, recursion desired, IN A of the liveness name; built by c-ares. */
+	if (ares_create_query(RESPONDER_LIVENESS_NAME, 1, 1, 0xbf53, 1, &query, &length, 0) !=
+	    ARES_SUCCESS)
+		return -ENOMEM;
 	inet_pton(AF_INET, VERIFY_DNS_SERVER, &server.sin_addr);
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-	if (connect(fd, (struct sockaddr *)&server, sizeof(server)) ||
-	    send(fd, query, length, 0) < 0 || (got = recv(fd, reply, sizeof(reply), 0)) < 0) {
-		int err = -errno;
-
+		err = -errno;
+	else if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout)) ||
+		 connect(fd, (struct sockaddr *)&server, sizeof(server)) ||
+		 send(fd, query, (size_t)length, 0) < 0 ||
+		 (got = recv(fd, reply, sizeof(reply), 0)) < 0)
+		err = -errno;
+	if (fd >= 0)
 		close(fd);
+	ares_free_string(query);
+	if (err)
 		return err;
-	}
-	close(fd);
 	if (got < 12 || reply[0] != 0xbf || reply[1] != 0x53 || !(reply[2] & 0x80))
 		return -EBADMSG;
 	return reply[3] & 0x0f;
