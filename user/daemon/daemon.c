@@ -35,6 +35,7 @@
 #include "dns/responder.h"
 #include "sandbox/containers.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/sandbox_netns.h"
 #include "sandbox/verify.h"
 
 #define DAEMON_MMAP_THRESHOLD (128 << 10) /* glibc's initial value, kept */
@@ -163,6 +164,8 @@ static void daemon_after_events(struct daemon *daemon)
 	sandbox_registry_names_serve(&daemon->registry);
 	/* Re-created cgroups of recorded containers whose process has shown up. */
 	containers_poll(&daemon->registry);
+	/* Namespaces that came or went below sandboxes: their DNS sockets follow. */
+	sandbox_netns_tick(&daemon->registry);
 	/* Replies are out: now the entries of replaced generations go. */
 	sandbox_registry_collect(&daemon->registry);
 	for (int i = 0; i < DAEMON_MAX_CLIENTS; i++) {
@@ -199,6 +202,9 @@ static int daemon_wait_ms(const struct daemon *daemon)
 	if (containers_wait_ms(&daemon->registry) >= 0 &&
 	    now + (uint64_t)containers_wait_ms(&daemon->registry) < earliest)
 		earliest = now + (uint64_t)containers_wait_ms(&daemon->registry);
+	if (sandbox_netns_wait_ms(&daemon->registry) >= 0 &&
+	    now + (uint64_t)sandbox_netns_wait_ms(&daemon->registry) < earliest)
+		earliest = now + (uint64_t)sandbox_netns_wait_ms(&daemon->registry);
 	if (earliest == UINT64_MAX)
 		return -1;
 	return earliest > now ? (int)(earliest - now) : 0;

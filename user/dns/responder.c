@@ -10,13 +10,14 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include "lib/log.h"
 #include "resolver.h"
 #include "responder_internal.h"
 
 /* A socket bound inside the sandbox's network namespace (the daemon's own when netns_fd < 0). */
-static int responder_socket(int netns_fd, int family, int type, uint16_t port)
+int responder_socket(int netns_fd, int family, int type, uint16_t port)
 {
 	struct sockaddr_storage address = {0};
 	socklen_t length;
@@ -80,14 +81,14 @@ static uint16_t responder_bound_port(int fd)
 	return ntohs(sin.sin_port);
 }
 
-static void responder_watch(struct responder *responder, int fd)
+void responder_watch(struct responder *responder, int fd)
 {
 	struct epoll_event event = {.events = EPOLLIN, .data.fd = fd};
 
 	epoll_ctl(responder->context->epoll_fd, EPOLL_CTL_ADD, fd, &event);
 }
 
-static void responder_unwatch_close(struct responder *responder, int *fd)
+void responder_unwatch_close(struct responder *responder, int *fd)
 {
 	if (*fd < 0)
 		return;
@@ -133,6 +134,17 @@ static int responder_bind_all(struct responder *responder, int netns_fd, uint16_
 	return -EADDRINUSE;
 }
 
+/* A namespace's key: the inode number of its nsfs file (the daemon's own when fd < 0). */
+static int responder_key_of(int netns_fd, uint64_t *key)
+{
+	struct stat st;
+
+	if (netns_fd >= 0 ? fstat(netns_fd, &st) : stat("/proc/self/ns/net", &st))
+		return -errno;
+	*key = (uint64_t)st.st_ino;
+	return 0;
+}
+
 int responder_open(struct responder_context *context, void *owner, int netns_fd, uint16_t want_port,
 		   struct responder **out)
 {
@@ -144,11 +156,15 @@ int responder_open(struct responder_context *context, void *owner, int netns_fd,
 	responder->context = context;
 	responder->owner = owner;
 	responder->udp[0] = responder->udp[1] = responder->listen[0] = responder->listen[1] = -1;
+	for (int i = 0; i < RESPONDER_MAX_FORWARDS; i++)
+		responder->forwards[i].fd = -1;
 	for (int i = 0; i < RESPONDER_MAX_TCP; i++)
 		responder->tcp[i].fd = -1;
 	responder->tokens = 2.0 * context->rate_per_second;
 	responder->tokens_at_ms = log_monotonic_ms();
-	err = responder_bind_all(responder, netns_fd, want_port);
+	err = responder_key_of(netns_fd, &responder->netns_key);
+	if (!err)
+		err = responder_bind_all(responder, netns_fd, want_port);
 	if (err) {
 		free(responder);
 		return err;
@@ -174,6 +190,7 @@ void responder_pending_free(struct responder_pending **pending)
 
 void responder_tcp_close(struct responder *responder, struct responder_tcp *tcp)
 {
+	responder_forward_drop_tcp(responder, tcp->fd);
 	for (int i = 0; i < RESPONDER_MAX_IN_FLIGHT; i++)
 		if (responder->pending[i] && responder->pending[i]->tcp_fd == tcp->fd)
 			responder_pending_free(&responder->pending[i]);
@@ -186,6 +203,8 @@ void responder_close(struct responder *responder)
 {
 	if (!responder)
 		return;
+	responder_forward_close(responder);
+	responder_netns_close_all(responder);
 	for (int i = 0; i < RESPONDER_MAX_TCP; i++)
 		if (responder->tcp[i].fd >= 0)
 			responder_tcp_close(responder, &responder->tcp[i]);
@@ -208,14 +227,16 @@ bool responder_has_v6(const struct responder *responder)
 	return responder->v6;
 }
 
-static void responder_udp_read(struct responder *responder, int fd)
+void responder_udp_read(struct responder *responder, int fd, uint64_t netns_key)
 {
 	static uint8_t message[DNS_MAX_MESSAGE];
 
 	/* A bounded batch per wake-up: other sandboxes get their turn. */
 	for (int n = 0; n < 64; n++) {
-		struct responder_pending where = {
-			.udp_fd = fd, .tcp_fd = -1, .peer_length = sizeof(where.peer)};
+		struct responder_pending where = {.udp_fd = fd,
+						  .tcp_fd = -1,
+						  .peer_length = sizeof(where.peer),
+						  .netns_key = netns_key};
 		ssize_t length = recvfrom(fd, message, sizeof(message), MSG_DONTWAIT,
 					  (struct sockaddr *)&where.peer, &where.peer_length);
 
@@ -227,7 +248,7 @@ static void responder_udp_read(struct responder *responder, int fd)
 	}
 }
 
-static void responder_tcp_accept(struct responder *responder, int listen_fd)
+void responder_tcp_accept(struct responder *responder, int listen_fd, uint64_t netns_key)
 {
 	int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -242,6 +263,7 @@ static void responder_tcp_accept(struct responder *responder, int listen_fd)
 		if (!tcp->stream)
 			break;
 		tcp->fd = fd;
+		tcp->netns_key = netns_key;
 		tcp->last_activity = time(NULL);
 		responder_watch(responder, fd);
 		return;
@@ -265,7 +287,8 @@ static void responder_tcp_read(struct responder *responder, struct responder_tcp
 	tcp->last_activity = time(NULL);
 	/* Pipelined queries are answered each in turn, out of order as DNS over TCP allows. */
 	while ((length = dns_tcp_next(tcp->stream, message, sizeof(message))) > 0) {
-		struct responder_pending where = {.udp_fd = -1, .tcp_fd = tcp->fd};
+		struct responder_pending where = {
+			.udp_fd = -1, .tcp_fd = tcp->fd, .netns_key = tcp->netns_key};
 
 		where.query = message;
 		where.length = (size_t)length;
@@ -280,11 +303,11 @@ bool responder_handle_fd(struct responder *responder, int fd, uint32_t events)
 	(void)events;
 	for (int i = 0; i < 2; i++) {
 		if (fd >= 0 && fd == responder->udp[i]) {
-			responder_udp_read(responder, fd);
+			responder_udp_read(responder, fd, responder->netns_key);
 			return true;
 		}
 		if (fd >= 0 && fd == responder->listen[i]) {
-			responder_tcp_accept(responder, fd);
+			responder_tcp_accept(responder, fd, responder->netns_key);
 			return true;
 		}
 	}
@@ -294,7 +317,8 @@ bool responder_handle_fd(struct responder *responder, int fd, uint32_t events)
 			return true;
 		}
 	}
-	return false;
+	return responder_netns_handle_fd(responder, fd) ||
+	       responder_forward_handle_fd(responder, fd);
 }
 
 /* A learned name with what the table knows of it: its addresses and when each expires. */
@@ -334,8 +358,12 @@ json_t *responder_status(const struct responder *responder)
 	for (size_t i = 0;
 	     context->ops->learned(context->ops_data, responder->owner, i, &name, &last_used); i++)
 		json_array_append_new(learned, responder_learned_json(responder, name, last_used));
-	return json_pack("{s:i, s:b, s:o, s:o}", "port", responder->port, "ipv6", responder->v6,
-			 "learned", learned, "queries", responder_counters(responder));
+	return json_pack(
+		"{s:i, s:b, s:o, s:o, s:I, s:{s:I, s:I, s:I}}", "port", responder->port, "ipv6",
+		responder->v6, "learned", learned, "queries", responder_counters(responder),
+		"namespaces", (json_int_t)(1 + responder->listener_count), "more", "liveness",
+		(json_int_t)responder->liveness, "forwarded", (json_int_t)responder->forwarded,
+		"forward_refused", (json_int_t)responder->forward_refused);
 }
 
 json_t *responder_counters(const struct responder *responder)

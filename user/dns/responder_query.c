@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <sys/socket.h>
 
@@ -31,7 +32,7 @@ static bool responder_take_token(struct responder *responder)
 	return true;
 }
 
-static void responder_send(struct responder_pending *where, const uint8_t *reply, int length)
+void responder_send(struct responder_pending *where, const uint8_t *reply, int length)
 {
 	if (length <= 0)
 		return;
@@ -50,8 +51,8 @@ static void responder_send(struct responder_pending *where, const uint8_t *reply
 	}
 }
 
-static void responder_reply_rcode(struct responder_pending *where, const struct dns_query *parsed,
-				  int rcode)
+void responder_reply_rcode(struct responder_pending *where, const struct dns_query *parsed,
+			   int rcode)
 {
 	uint8_t reply[DNS_MAX_UDP_REPLY];
 
@@ -183,9 +184,18 @@ void responder_query(struct responder *responder, struct responder_pending *wher
 	default:
 		return; /* not a query: never forwarded, never answered */
 	}
+	if (!strcasecmp(parsed.name, RESPONDER_LIVENESS_NAME) ||
+	    !strcasecmp(parsed.name, RESPONDER_LIVENESS_NAME ".")) {
+		responder->liveness++;
+		responder_reply_rcode(where, &parsed, DNS_RCODE_NXDOMAIN);
+		return;
+	}
 	/* A policy the owner does not know (adopted without its state) allows nothing. */
 	switch (policy ? dns_decide(policy, &parsed) : DNS_DECISION_REFUSED) {
 	case DNS_DECISION_REFUSED:
+		if (policy && policy->runtime_network &&
+		    responder_forward(responder, where, &parsed, parsed.name))
+			return; /* the runtime's resolver decides, within the subnets */
 		responder->refused++;
 		responder_op(responder, refused, parsed.name, parsed.qtype);
 		responder_reply_rcode(where, &parsed, DNS_RCODE_REFUSED);
@@ -230,6 +240,7 @@ void responder_poll(struct responder *responder)
 		responder_answer(responder, pending, !ready);
 		responder_pending_free(&responder->pending[i]);
 	}
+	responder_forward_poll(responder);
 	for (int i = 0; i < RESPONDER_MAX_TCP; i++)
 		if (responder->tcp[i].fd >= 0 &&
 		    wall - responder->tcp[i].last_activity > RESPONDER_TCP_IDLE_SECONDS)

@@ -21,8 +21,8 @@
 #define POLICY_QUOTE_MAX "64"
 
 static const char *const policy_keys[] = {
-	"network_mode",		"allow_internet",  "allowed_hosts",
-	"allow_model_endpoint", "model_endpoints", "allow_loopback",
+	"network_mode",	   "allow_internet", "allowed_hosts",	"allow_model_endpoint",
+	"model_endpoints", "allow_loopback", "runtime_network",
 };
 
 static void policy_errf(char *err, size_t err_size, const char *fmt, ...)
@@ -89,7 +89,7 @@ static int policy_check_keys(const json_t *object, char *err, size_t err_size)
 		policy_errf(err, err_size,
 			    "unknown key \"%." POLICY_QUOTE_MAX "s\" (known: network_mode, "
 			    "allow_internet, allowed_hosts, allow_model_endpoint, "
-			    "model_endpoints, allow_loopback)",
+			    "model_endpoints, allow_loopback, runtime_network)",
 			    key);
 		return -EINVAL;
 	}
@@ -309,6 +309,9 @@ int policy_from_json_loopback(const json_t *object, bool allow_loopback, struct 
 		ret = policy_read_bool(object, "allow_model_endpoint", &p.allow_model_endpoint, err,
 				       err_size);
 	if (!ret)
+		ret = policy_read_bool(object, "runtime_network", &p.runtime_network, err,
+				       err_size);
+	if (!ret)
 		ret = policy_read_entries(object, "allowed_hosts", false, p.allow_loopback,
 					  POLICY_MAX_ALLOWED_HOSTS, &p.allowed_hosts,
 					  &p.n_allowed_hosts, err, err_size);
@@ -323,6 +326,12 @@ int policy_from_json_loopback(const json_t *object, bool allow_loopback, struct 
 		policy_errf(err, err_size, "allowed_hosts has no effect in %s mode%s",
 			    policy_mode_name(p.mode),
 			    p.mode == POLICY_MODE_PUBLIC ? " (everything is allowed)" : "");
+		ret = -EINVAL;
+		goto cleanup;
+	}
+	if (p.mode != POLICY_MODE_ALLOWLIST && p.runtime_network) {
+		policy_errf(err, err_size, "runtime_network has no effect in %s mode",
+			    policy_mode_name(p.mode));
 		ret = -EINVAL;
 		goto cleanup;
 	}
@@ -509,6 +518,9 @@ json_t *policy_to_json(const struct policy *policy)
 		o, "model_endpoints",
 		policy_entries_to_json(policy->model_endpoints, policy->n_model_endpoints));
 	bad |= json_object_set_new(o, "allow_loopback", json_boolean(policy->allow_loopback));
+	/* Shown when asked for only: policies without it read back as they were written. */
+	if (policy->runtime_network)
+		bad |= json_object_set_new(o, "runtime_network", json_true());
 	if (bad) {
 		json_decref(o);
 		return NULL;

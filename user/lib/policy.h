@@ -60,6 +60,13 @@ struct policy {
 	enum policy_mode mode;
 	bool allow_loopback;	   /* default true (false for bfbpf run) */
 	bool allow_model_endpoint; /* default true */
+	/*
+	 * Default false. Allowlist: names the policy does not list, single-label
+	 * or under the runtime's search domains, go to the container runtime's
+	 * resolver; only answers inside the sandbox netns's own connected subnets
+	 * count (docs/policy.md "runtime_network").
+	 */
+	bool runtime_network;
 	/* Sorted (policy order) and unique; each array is one allocation with its names. */
 	size_t n_allowed_hosts;
 	struct policy_entry *allowed_hosts;

@@ -293,7 +293,7 @@ static int policy_digest_list(uint64_t *h, const struct policy_entry *v, size_t 
 uint64_t policy_digest(const struct policy *policy)
 {
 	static const char tag[] = "bfbpf policy 2";
-	unsigned char head[3];
+	unsigned char head[4];
 	uint64_t h = POLICY_FNV_OFFSET;
 
 	if (!policy)
@@ -301,8 +301,10 @@ uint64_t policy_digest(const struct policy *policy)
 	head[0] = (unsigned char)policy->mode;
 	head[1] = policy->allow_loopback;
 	head[2] = policy->allow_model_endpoint;
+	head[3] = policy->runtime_network;
 	h = policy_fnv(h, tag, sizeof(tag));
-	h = policy_fnv(h, head, sizeof(head));
+	/* Without runtime_network, the digest of every earlier policy is unchanged. */
+	h = policy_fnv(h, head, policy->runtime_network ? sizeof(head) : sizeof(head) - 1);
 	if (policy_digest_list(&h, policy->allowed_hosts, policy->n_allowed_hosts) ||
 	    policy_digest_list(&h, policy->model_endpoints, policy->n_model_endpoints))
 		return 0; /* out of memory: matches nothing a sandbox holds */

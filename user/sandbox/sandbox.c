@@ -25,6 +25,7 @@
 #include "sandbox.h"
 #include "guard.h"
 #include "sandbox_internal.h"
+#include "sandbox_netns.h"
 
 static void sandbox_error_set(struct sandbox_error *error, const char *code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -144,6 +145,7 @@ void sandbox_free(struct sandbox *sandbox)
 		return;
 	responder_close(sandbox->responder);
 	free(sandbox->learned);
+	free(sandbox->runtime);
 	loader_links_close(sandbox->link_fds);
 	if (sandbox->netns_fd >= 0)
 		close(sandbox->netns_fd);
@@ -302,7 +304,9 @@ int sandbox_attach_role(struct sandbox_registry *registry, const char *path, con
 	err = sandbox_allowset_compute(registry, policy, NULL, 0, &sandbox->applied);
 	if (err)
 		goto kernel_error;
-	err = guard ? 0 : sandbox_dns_start(registry, sandbox, 0); /* guards: no responder */
+	/* A guard's too, for its unregistered cgroups: in each of their namespaces
+	 * (sandbox_netns.c). */
+	err = sandbox_dns_start(registry, sandbox, 0);
 	if (err) {
 		sandbox_error_set(error, "dns", "starting the DNS responder of %s: %s",
 				  sandbox->path, strerror(-err));
@@ -428,8 +432,12 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	 */
 	sandbox_links_mend(registry, sandbox);
 	sandbox_recover_responder(registry, sandbox); /* its port goes into the value below */
+	if (!policy->runtime_network)
+		sandbox->runtime_count = 0; /* what the runtime's resolver answered goes with it */
 	err = sandbox_allowset_compute(registry, policy, sandbox->learned, sandbox->learned_count,
 				       &next);
+	if (!err)
+		err = sandbox_runtime_add(sandbox, policy, &next);
 	computed = log_clock_ms();
 	if (!err)
 		err = sandbox_program(registry, sandbox, policy, policy_digest(policy), &next);

@@ -62,8 +62,12 @@ struct sandbox {
 	bool names_settled;		 /* every name of the policy answered once (cached) */
 	/* The container it confines ("" none): its record keeps the policy across restarts. */
 	char container_id[CONTAINER_ID_LENGTH + 1];
-	bool guard;	      /* a guard (guard.h): its policy is its subtree's default */
-	uint16_t guard_level; /* a guard's cgroup level (the cgroup2 root is 0) */
+	bool guard;		  /* a guard (guard.h): its policy is its subtree's default */
+	uint64_t netns_warned;	  /* the namespace last warned about (sandbox_netns.c): once */
+	size_t runtime_count;	  /* runtime_network addresses allowed (sandbox_netns.c) */
+	uint64_t runtime_read_ms; /* when its namespaces' resolv.conf were last read */
+	struct in6_addr *runtime; /* SANDBOX_RUNTIME_MAX at most, oldest first */
+	uint16_t guard_level;	  /* a guard's cgroup level (the cgroup2 root is 0) */
 };
 
 struct resolver;
@@ -92,9 +96,10 @@ struct sandbox_registry {
 	struct background *background;
 	/* Containers whose policy follows them across restarts (containers.h); NULL: none. */
 	struct containers *containers;
-	const char *policy_dir; /* policies by name (NAME.json); NULL: none */
-	uint64_t cgroups_gone;	/* sandboxes forgotten because their cgroup was removed */
-	uint64_t reapplied;	/* containers' policies re-applied to a re-created cgroup */
+	const char *policy_dir;	 /* policies by name (NAME.json); NULL: none */
+	uint64_t cgroups_gone;	 /* sandboxes forgotten because their cgroup was removed */
+	uint64_t reapplied;	 /* containers' policies re-applied to a re-created cgroup */
+	uint64_t netns_swept_ms; /* the last sweep of the namespaces in use (sandbox_netns.c) */
 };
 
 /* Error reported to a client: a code from the control-socket contract and a message. */

@@ -9,6 +9,7 @@
 #include "lib/log.h"
 #include "sandbox.h"
 #include "sandbox_internal.h"
+#include "sandbox_netns.h"
 
 static const struct policy *sandbox_dns_policy(void *data, void *owner)
 {
@@ -73,6 +74,23 @@ static bool sandbox_dns_learned(void *data, void *owner, size_t index, const cha
 	return true;
 }
 
+static int sandbox_dns_allow_runtime(void *data, void *owner, const char *name,
+				     const struct in6_addr *addrs, size_t count)
+{
+	struct sandbox *sandbox = owner;
+	size_t before = sandbox->runtime_count;
+	int err;
+
+	(void)data;
+	log_info("%s: runtime_network: %s answered by the runtime's resolver (%zu addresses in "
+		 "its subnets)",
+		 sandbox->path, name, count);
+	err = sandbox_runtime_allow(sandbox, addrs, count);
+	if (!err && (sandbox->runtime_count != before || sandbox->needs_refresh))
+		sandbox->state_dirty = true; /* a restart keeps them (the state file) */
+	return err;
+}
+
 static const struct responder_ops sandbox_dns_ops = {
 	.policy = sandbox_dns_policy,
 	.learn = sandbox_dns_learn,
@@ -81,6 +99,7 @@ static const struct responder_ops sandbox_dns_ops = {
 	.programmed = sandbox_dns_programmed,
 	.refused = sandbox_dns_refused,
 	.learned = sandbox_dns_learned,
+	.allow_runtime = sandbox_dns_allow_runtime,
 };
 
 int sandbox_dns_start(struct sandbox_registry *registry, struct sandbox *sandbox,

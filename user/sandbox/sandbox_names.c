@@ -10,6 +10,7 @@
 #include "dns/resolver.h"
 #include "dns/responder.h"
 #include "sandbox.h"
+#include "sandbox_netns.h"
 
 bool sandbox_names_settled(struct sandbox_registry *registry, struct sandbox *sandbox)
 {
@@ -213,6 +214,9 @@ int sandbox_expected_allowset(struct sandbox_registry *registry, struct sandbox 
 {
 	int err = sandbox_allowset_compute(registry, &sandbox->policy, sandbox->learned,
 					   sandbox->learned_count, out);
+
+	if (!err)
+		err = sandbox_runtime_add(sandbox, &sandbox->policy, out);
 
 	/*
 	 * While some of the policy's names have not answered yet (after a restart,

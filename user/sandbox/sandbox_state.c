@@ -18,6 +18,7 @@
 #include "events.h"
 #include "sandbox.h"
 #include "guard.h"
+#include "sandbox_netns.h"
 #include "sandbox_internal.h"
 
 static void sandbox_state_path(const struct sandbox_registry *registry, uint64_t cgroup_id,
@@ -41,6 +42,7 @@ struct sandbox_state_job {
 	bool has_policy;
 	struct policy policy;
 	json_t *learned;
+	json_t *runtime; /* runtime_network addresses (sandbox_netns.c) */
 };
 
 static void sandbox_state_job_free(void *arg)
@@ -53,6 +55,7 @@ static void sandbox_state_job_free(void *arg)
 	if (job->has_policy)
 		policy_free(&job->policy);
 	json_decref(job->learned);
+	json_decref(job->runtime);
 	free(job);
 }
 
@@ -65,9 +68,9 @@ static void sandbox_state_job_write(void *arg)
 	int err = 0;
 
 	snprintf(temporary, sizeof(temporary), "%s.tmp", job->file);
-	state = json_pack("{s:s, s:s, s:o, s:O}", "cgroup", job->cgroup, "netns",
+	state = json_pack("{s:s, s:s, s:o, s:O, s:O}", "cgroup", job->cgroup, "netns",
 			  job->netns ? job->netns : "", "policy", policy_to_json(&job->policy),
-			  "learned", job->learned);
+			  "learned", job->learned, "runtime", job->runtime);
 	if (!state)
 		err = -ENOMEM;
 	else if (json_dump_file(state, temporary, JSON_COMPACT | JSON_SORT_KEYS) ||
@@ -116,7 +119,8 @@ int sandbox_state_write(const struct sandbox_registry *registry, struct sandbox 
 	job->cgroup = strdup(sandbox->path);
 	job->netns = sandbox->netns_path ? strdup(sandbox->netns_path) : NULL;
 	job->learned = json_array();
-	if (!job->cgroup || (sandbox->netns_path && !job->netns) || !job->learned)
+	job->runtime = sandbox_runtime_to_json(sandbox);
+	if (!job->cgroup || (sandbox->netns_path && !job->netns) || !job->learned || !job->runtime)
 		goto cleanup;
 	for (size_t i = 0; i < sandbox->learned_count; i++)
 		if (json_array_append_new(job->learned, json_string(sandbox->learned[i].name)))
@@ -200,6 +204,8 @@ static int sandbox_state_read(struct sandbox_registry *registry, struct sandbox 
 			log_warn("%s: cannot keep the learned name %s", cgroup,
 				 json_string_value(item));
 	}
+	/* What the runtime's resolver answered: the maps hold it, and connections use it. */
+	sandbox_runtime_from_json(sandbox, json_object_get(state, "runtime"));
 cleanup:
 	json_decref(state);
 	return err;
@@ -217,8 +223,8 @@ static void sandbox_adopt_responder(struct sandbox_registry *registry, struct sa
 	uint32_t own = BFBPF_SANDBOX_DNS_V6 | BFBPF_SANDBOX_EVENTS;
 
 	sandbox->events = registry->events_enabled;
-	if (!registry->dns || sandbox->guard)
-		return; /* guards have no responder: a guard spans many network namespaces */
+	if (!registry->dns)
+		return;
 	if (sandbox->netns_unknown) {
 		log_warn("%s: no process tells its network namespace; its DNS responder starts "
 			 "when one does",

@@ -214,6 +214,22 @@ static void verify_vsock(struct sandbox_registry *registry, struct sandbox *sand
 	verify_check_add(checks, complete, "vsock", ok, detail);
 }
 
+/* Does the cgroup enable controllers for its children (cgroup.subtree_control not empty)? */
+static bool verify_has_controllers(const char *path)
+{
+	char file[PATH_MAX], text[256] = "";
+	FILE *stream;
+
+	snprintf(file, sizeof(file), "%s/cgroup.subtree_control", path);
+	stream = fopen(file, "re");
+	if (!stream)
+		return false;
+	if (!fgets(text, sizeof(text), stream))
+		text[0] = '\0';
+	fclose(stream);
+	return text[0] && text[0] != '\n';
+}
+
 static void verify_probes(struct sandbox_registry *registry, struct sandbox *sandbox,
 			  json_t *checks, bool *complete)
 {
@@ -234,10 +250,13 @@ static void verify_probes(struct sandbox_registry *registry, struct sandbox *san
 	}
 	/*
 	 * A guard is probed from a new cgroup below it: unregistered, as a new
-	 * container's is (and a cgroup parent with controllers enabled may hold
-	 * no process itself).
+	 * container's is. So is a sandbox that enables controllers for its
+	 * children (a parent cgroup under which a runtime made containers): such
+	 * a cgroup may hold no process itself (cgroup v2's no-internal-process
+	 * rule), and its programs judge the new cgroup below it as its own.
 	 */
-	if (sandbox->guard) {
+	child[0] = '\0';
+	if (sandbox->guard || verify_has_controllers(sandbox->path)) {
 		snprintf(child, sizeof(child), "%s/bfbpf-verify-%d", sandbox->path, (int)getpid());
 		if (mkdir(child, 0700) && errno != EEXIST) {
 			snprintf(detail, sizeof(detail), "cannot make a cgroup below the guard: %s",
@@ -252,7 +271,8 @@ static void verify_probes(struct sandbox_registry *registry, struct sandbox *san
 			 strerror(errno));
 		verify_check_add(checks, complete, "probes", false, detail);
 	}
-	if (sandbox->guard && cgroup_kill_and_remove(child))
+	verify_dns(registry, sandbox, plan.cgroup_path, checks, complete);
+	if (child[0] && cgroup_kill_and_remove(child))
 		log_warn("%s: cannot remove the probes' cgroup %s", sandbox->path, child);
 }
 

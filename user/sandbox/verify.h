@@ -21,5 +21,12 @@ json_t *verify_sandbox(struct sandbox_registry *registry, struct sandbox *sandbo
 bool verify_vsock_transport(char *out, size_t size);
 /* The attachment and map checks of every sandbox (no probes), for the timer. */
 int verify_registry_periodic(struct sandbox_registry *registry);
+/*
+ * The "dns" check (allowlist policies with a responder): a query from a
+ * process in cgroup, in each network namespace the sandbox uses, answered by
+ * its responder (verify_dns.c).
+ */
+void verify_dns(struct sandbox_registry *registry, struct sandbox *sandbox, const char *cgroup,
+		json_t *checks, bool *complete);
 
 #endif /* BFBPF_VERIFY_H */

@@ -403,6 +403,26 @@ static void test_denied_is_refused(void **state)
 	json_decref(status);
 }
 
+/* verify's liveness name: NXDOMAIN and counted, whatever the policy, with no refusal. */
+static void test_liveness_answers(void **state)
+{
+	struct harness *h = *state;
+	uint8_t reply[DNS_MAX_UDP_REPLY];
+	struct msg query;
+
+	h->fake.policy_known = false; /* even a policy that allows nothing */
+	make_query(&query, 77, RESPONDER_LIVENESS_NAME, DNS_TYPE_A);
+	send_udp(h, query.b, query.n);
+	assert_true(recv_udp(h, reply, sizeof(reply)) >= DNS_HEADER_SIZE);
+	assert_int_equal(id_of(reply), 77);
+	assert_int_equal(rcode_of(reply), DNS_RCODE_NXDOMAIN);
+	assert_int_equal(h->fake.refused_calls, 0);
+	assert_int_equal(h->fake.learn_calls, 0);
+	assert_int_equal(responder_liveness(h->responder), 1);
+	/* The namespace it was opened in is the one it listens in. */
+	assert_true(responder_netns_listening(h->responder, responder_netns_key(h->responder)));
+}
+
 static void test_unknown_policy_refuses_all(void **state)
 {
 	struct harness *h = *state;
@@ -629,6 +649,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_answer_holds_only_programmed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_denied_is_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_policy_refuses_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_liveness_answers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_other_type_is_nodata, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_https_svcb_nodata, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waits_until_settled, setup, teardown),
