@@ -26,7 +26,8 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-de
 	libcmocka-dev liburing-dev pkg-config gcc make iproute2 dnsmasq-base bind9-dnsutils \
 	curl python3 libc-bin util-linux iperf3 tinyproxy qemu-system-x86 busybox-static cpio \
 	libclang-rt-14-dev kmod clang-format shellcheck \
-	podman docker.io runc
+	podman docker.io runc \
+	python3-pytest python3-pip python3-setuptools python3-wheel python3-venv
 
 # user/ is one folder per layer (docs/design.md, "Layers"); every source is found by folder.
 USER_LAYERS := cli daemon sandbox dns loader lib
@@ -52,7 +53,7 @@ BENCH_TOOLS := $(BUILD)/bench/bfbench $(BUILD)/bench/floor.bpf.o
 # A command that fails leaves no half-written target (a truncated skeleton header, say).
 .DELETE_ON_ERROR:
 
-.PHONY: all deps check test unit integration sanitize fuzz demo vmtest bench bench-tools \
+.PHONY: all deps check test pytest unit integration sanitize fuzz demo vmtest bench bench-tools \
 	lint install clean format help
 
 # `make help` prints the targets that have a "## " comment.
@@ -126,6 +127,12 @@ $(BUILD)/tests/uring_connect: tests/integration/uring_connect.c
 
 integration: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect ## the integration suite (root; cgroups, netns)
 	tests/integration/run.sh
+
+# The Python client's pytest suite (clients/python/tests). As root it runs its own daemon;
+# not as root only the tests that need none run. `make test` runs it as the integration
+# case test_python_client.
+pytest: $(BUILD)/bfbpf ## the Python client's tests (pytest; root for those with a daemon)
+	BFBPF=$(abspath $(BUILD)/bfbpf) $(PYTHON3) -m pytest -p no:cacheprovider clients/python/tests
 
 test: deps ## deps, build, unit and integration tests (root)
 	$(MAKE) all
