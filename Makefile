@@ -27,7 +27,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-de
 	curl python3 libc-bin util-linux iperf3 tinyproxy qemu-system-x86 busybox-static cpio \
 	libclang-rt-14-dev kmod clang-format shellcheck \
 	podman docker.io runc \
-	python3-pytest python3-pip python3-setuptools python3-wheel python3-venv
+	python3-pytest python3-pip python3-setuptools python3-wheel python3-venv python3-jsonschema
 
 # user/ is one folder per layer (docs/design.md, "Layers"); every source is found by folder.
 USER_LAYERS := cli daemon sandbox dns loader lib
@@ -114,9 +114,12 @@ $(BUILD)/tests/cli/%: tests/unit/cli/%.c $(BUILD)/libbfbpf.a $(USER_HDRS) includ
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libbfbpf.a -lcmocka $(LDLIBS)
 
 # As an ordinary user: no root, no installs, nothing loaded into the kernel. Only the CLI's
-# test needs the BPF object compiled (above).
-check: $(UNIT_BINS) ## build and run the unit tests (no root, no BPF)
-	@rc=0; for t in $(UNIT_BINS); do $$t || rc=1; done; exit $$rc
+# test needs the BPF object compiled (above). The policy schema's agreement test runs the
+# built CLI's `bfbpf resolve` (a dry run that parses as attach does; no root).
+check: $(UNIT_BINS) $(BUILD)/bfbpf ## build and run the unit tests and the policy schema's agreement (no root, no BPF)
+	@rc=0; for t in $(UNIT_BINS); do $$t || rc=1; done; \
+	BFBPF=$(abspath $(BUILD)/bfbpf) $(PYTHON3) -m pytest -q -p no:cacheprovider tests/schema || rc=1; \
+	exit $$rc
 
 unit: check ## the same as check
 
