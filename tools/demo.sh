@@ -63,7 +63,7 @@ cleanup() {
 		kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	done
 	if [ -n "$CG" ] && [ -d "$CG" ]; then
-		for pid in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+		while read -r pid; do kill -KILL "$pid" 2>/dev/null; done <"$CG/cgroup.procs"
 		rmdir "$CG" 2>/dev/null || { sleep 0.2; rmdir "$CG" 2>/dev/null; }
 	fi
 	rm -rf "$PINS"
@@ -185,14 +185,25 @@ in_sandbox() {
 step "Names, from inside the sandbox"
 out=$(in_sandbox getent hosts pypi.org)
 say "\$ getent hosts pypi.org                     -> ${out:-(nothing)}"
-[[ $out == "$ALLOWED "*pypi.org* ]] && good "an allowed name resolves" || bad "pypi.org did not resolve"
+if [[ $out == "$ALLOWED "*pypi.org* ]]; then
+	good "an allowed name resolves"
+else
+	bad "pypi.org did not resolve"
+fi
 out=$(in_sandbox dig +short +time=3 +tries=1 files.pythonhosted.org)
 say "\$ dig +short files.pythonhosted.org          -> ${out:-(nothing)}"
-[ "$out" = "$ALLOWED" ] && good "a subdomain that *.pythonhosted.org allows resolves" || bad "the wildcard did not resolve"
+if [ "$out" = "$ALLOWED" ]; then
+	good "a subdomain that *.pythonhosted.org allows resolves"
+else
+	bad "the wildcard did not resolve"
+fi
 out=$(in_sandbox dig +time=3 +tries=1 evil.example | sed -n 's/.*status: \([A-Z]*\).*/\1/p')
 say "\$ dig evil.example                           -> status: ${out:-(no answer)}"
-[ "$out" = REFUSED ] && good "a name the policy does not allow is refused by the responder" ||
+if [ "$out" = REFUSED ]; then
+	good "a name the policy does not allow is refused by the responder"
+else
 	bad "evil.example was not refused"
+fi
 in_sandbox getent hosts evil.example >/dev/null
 rc=$?
 say "\$ getent hosts evil.example                  -> exit $rc (not found)"
@@ -206,20 +217,30 @@ sandbox_curl() {
 out=$(sandbox_curl http://files.pythonhosted.org:8080/)
 rc=$?
 say "\$ curl http://files.pythonhosted.org:8080/   -> $out (exit $rc)"
-[ $rc -eq 0 ] && [ "$out" = "HTTP 200" ] && good "allowed: the name's address, on the policy's port" ||
+if [ $rc -eq 0 ] && [ "$out" = "HTTP 200" ]; then
+	good "allowed: the name's address, on the policy's port"
+else
 	bad "the allowed server was not reached: $(cat "$WORK/curl.err")"
+fi
 out=$(sandbox_curl http://$DENIED:8080/)
 rc=$?
 say "\$ curl http://$DENIED:8080/   (evil.example's address, tried directly) -> exit $rc"
 say "      $(head -n1 "$WORK/curl.err")"
 # curl's exit status 7 is "couldn't connect": connect() failed with EPERM, in the kernel.
-[ $rc -eq 7 ] && good "denied: no name of the policy led to $DENIED; no packet left the sandbox" ||
+if [ $rc -eq 7 ]; then
+	good "denied: no name of the policy led to $DENIED; no packet left the sandbox"
+else
 	bad "the denied server answered, or curl failed otherwise"
+fi
 out=$(sandbox_curl http://pypi.org:9000/)
 rc=$?
 say "\$ curl http://pypi.org:9000/                  -> exit $rc"
 say "      $(head -n1 "$WORK/curl.err")"
-[ $rc -eq 7 ] && good "denied: pypi.org is allowed on port 8080 only" || bad "pypi.org:9000 was not denied"
+if [ $rc -eq 7 ]; then
+	good "denied: pypi.org is allowed on port 8080 only"
+else
+	bad "pypi.org:9000 was not denied"
+fi
 
 step "The deny log: bfbpf log --cgroup $CG"
 # Events reach the daemon through a ring buffer: wait until it has all three.
