@@ -913,6 +913,10 @@ def render(args):
                     p.upper(), med(pr), min(pr), max(pr)))
         w("")
 
+    # benchmark 8 and the charts (tools/bench/charts.py, beside this file)
+    import charts
+    L.extend(charts.sweep_markdown(rows))
+
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "performance.md.in")) as f:
         prose = f.read()
     text = "\n".join(L) + "\n" + prose
