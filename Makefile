@@ -27,7 +27,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-de
 	curl python3 libc-bin util-linux iperf3 tinyproxy qemu-system-x86 busybox-static cpio \
 	libclang-rt-14-dev kmod clang-format shellcheck \
 	podman docker.io runc \
-	python3-pytest python3-pip python3-setuptools python3-wheel python3-venv python3-jsonschema
+	python3-pytest python3-pip python3-setuptools python3-wheel python3-venv python3-jsonschema gnuplot-nox
 
 # user/ is one folder per layer (docs/design.md, "Layers"); every source is found by folder.
 USER_LAYERS := cli daemon sandbox dns loader lib
