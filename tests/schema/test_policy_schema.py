@@ -5,7 +5,7 @@
 
 Every policy of the fuzz corpus (tests/fuzz/corpus/policy: a *.json file is a
 policy, a *.txt file one entry, tried in allowed_hosts and in model_endpoints),
-every policy written out in docs/*.md, and the cases below go through both:
+every policy written out in docs/*.md and the READMEs, and the cases below go through both:
 
 - the schema, with Python's jsonschema (Debian's python3-jsonschema); a file
   that repeats a key is refused before it, as the parser and every editor
@@ -227,10 +227,12 @@ def corpus_cases() -> List[Tuple[str, str]]:
 
 
 def docs_cases() -> List[Tuple[str, str]]:
-    """Every policy written out in docs/*.md: ```json blocks and `{...}` spans that are
-    JSON objects with a network_mode or allow_internet key."""
+    """Every policy written out in docs/*.md and the READMEs: ```json blocks and `{...}`
+    spans that are JSON objects with a network_mode or allow_internet key."""
     cases = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))):
+    pages = sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    pages += [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "clients", "python", "README.md")]
+    for path in pages:
         with open(path, encoding="utf-8") as f:
             text = f.read()
         found = re.findall(r"```json\n(.*?)```", text, re.S) + re.findall(r"`(\{[^`\n]*\})`", text)
