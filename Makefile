@@ -35,7 +35,8 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-de
 	curl python3 libc-bin util-linux iperf3 tinyproxy qemu-system-x86 busybox-static cpio \
 	libclang-rt-14-dev kmod clang-format shellcheck \
 	podman docker.io runc python3-yaml \
-	scdoc debhelper dpkg-dev fakeroot libcap2-bin
+	scdoc debhelper dpkg-dev fakeroot libcap2-bin \
+	python3-pytest python3-pip python3-setuptools python3-wheel python3-venv python3-jsonschema gnuplot-nox
 
 # user/ is one folder per layer (docs/design.md, "Layers"); every source is found by folder.
 USER_LAYERS := cli daemon sandbox dns loader lib
@@ -61,7 +62,7 @@ BENCH_TOOLS := $(BUILD)/bench/bfbench $(BUILD)/bench/floor.bpf.o
 # A command that fails leaves no half-written target (a truncated skeleton header, say).
 .DELETE_ON_ERROR:
 
-.PHONY: all deps check test unit integration sanitize fuzz demo vmtest bench bench-tools \
+.PHONY: all deps check test pytest unit integration sanitize fuzz demo vmtest bench bench-tools \
 	lint install uninstall man completion deb clean format help
 
 # `make help` prints the targets that have a "## " comment.
@@ -140,11 +141,14 @@ $(BUILD)/tests/cli/%: tests/unit/cli/%.c $(BUILD)/libbfbpf.a $(USER_HDRS) includ
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libbfbpf.a -lcmocka $(LDLIBS)
 
 # As an ordinary user: no root, no installs, nothing loaded into the kernel. Only the CLI's
-# test needs the BPF object compiled (above).
-check: $(UNIT_BINS) $(BUILD)/bfbpf man completion ## build and run the unit tests (no root, no BPF)
+# test needs the BPF object compiled (above). The policy schema's agreement test runs the
+# built CLI's `bfbpf resolve` (a dry run that parses as attach does; no root).
+check: $(UNIT_BINS) $(BUILD)/bfbpf man completion ## build and run the unit tests and the policy schema's agreement (no root, no BPF)
 	@rc=0; for t in $(UNIT_BINS); do $$t || rc=1; done; \
 	tests/unit/cli/test_completion.sh $(BUILD)/bfbpf || rc=1; \
-	tests/unit/test_install.sh "$(MAKE)" || rc=1; exit $$rc
+	tests/unit/test_install.sh "$(MAKE)" || rc=1; \
+	BFBPF=$(abspath $(BUILD)/bfbpf) $(PYTHON3) -m pytest -q -p no:cacheprovider tests/schema || rc=1; \
+	exit $$rc
 
 unit: check ## the same as check
 
@@ -168,6 +172,12 @@ $(BUILD)/tests/bpf/hello_runner: tests/bpf/hello_runner.c $(HELLO_HDRS)
 
 integration: $(BUILD)/bfbpf $(BUILD)/tests/uring_connect $(HELLO_TEST) deb ## the integration suite (root; cgroups, netns)
 	tests/integration/run.sh
+
+# The Python client's pytest suite (clients/python/tests). As root it runs its own daemon;
+# not as root only the tests that need none run. `make test` runs it as the integration
+# case test_python_client.
+pytest: $(BUILD)/bfbpf ## the Python client's tests (pytest; root for those with a daemon)
+	BFBPF=$(abspath $(BUILD)/bfbpf) $(PYTHON3) -m pytest -p no:cacheprovider clients/python/tests
 
 test: deps ## deps, build, unit and integration tests (root)
 	$(MAKE) all

@@ -286,7 +286,7 @@ test_container_daemon_restart() {
 		fail "podman run failed"
 	wait_reached $CTR_ALLOWED4 1
 	log "relock with the Python client's container helpers"
-	"$PYTHON" - "$SOCK" "$CASEDIR/policies/relocked.json" "$IT_DIR/../../tools" <<'PY' || fail "container_update failed"
+	"$PYTHON" - "$SOCK" "$CASEDIR/policies/relocked.json" "$IT_DIR/../../clients/python/src" <<'PY' || fail "container_update failed"
 import sys
 sys.path.insert(0, sys.argv[3])
 from bfbpf_client import Client, load_policy

@@ -297,6 +297,10 @@ sys.exit(0 if b'"ok":true' in reply else 1)
 EOF
 }
 
+# The package clients/python with its pytest suite: its own daemon, cgroups and venv
+# (pip install from the checkout); pytest's summary goes to the case's log.
 test_python_client() {
-	BFBPF="$BFBPF" "$PYTHON" "$IT_DIR/test_client.py" || fail "tools/bfbpf_client.py tests"
+	BFBPF="$BFBPF" "$PYTHON" -m pytest -q -p no:cacheprovider \
+		--basetemp="$CASEDIR/pytest" "$IT_DIR/../../clients/python/tests" ||
+		fail "clients/python tests (pytest)"
 }

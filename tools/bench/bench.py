@@ -917,6 +917,9 @@ def render(args):
         w("")
 
     bench_containers.detail(rows, w)
+    # benchmark 9 and the charts (tools/bench/charts.py, beside this file)
+    import charts
+    L.extend(charts.sweep_markdown(rows))
 
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "performance.md.in")) as f:
         prose = f.read()

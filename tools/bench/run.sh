@@ -46,6 +46,11 @@
 #               first refused connect inside a container; under a guard, from the mkdir
 #               of a container's cgroup to its entrypoint's first (refused) connect
 #               (tools/bench/containers.sh, tools/bench/bench_containers.py)
+#   9 sweep     connect rate against the number of entries (SWEEP_SIZES), bfbpf and
+#               tinyproxy with the same allowlist, beside a and f; tinyproxy's restart
+#               time per size (tools/bench/sweep.sh). tools/bench/charts.py then draws
+#               connect rate and update time against entries as SVG (gnuplot) from the
+#               run's results: into docs/ (the full run) or build/bench/ (--quick)
 # BENCH_STEPS="5 6" runs only those benchmarks (the world is built all the same); its
 # report goes to build/bench/steps.md, never to docs/performance.md.
 # Exit status: 1 when a step could not run (a broken bench must fail CI); missed goals
@@ -744,6 +749,9 @@ step "5. names" bench_names
 step "6. DNS responder" bench_dns
 step "7. events" bench_events
 step "8. containers" bench_containers
+# shellcheck disable=SC1091 # linted on its own
+. "$ROOT/tools/bench/sweep.sh"
+step "9. sweep" bench_sweep
 
 kill -0 "$DAEMON_PID" 2>/dev/null || {
 	warn "the daemon died during the bench: $(tail -5 "$TMP/daemon.log")"
@@ -782,6 +790,9 @@ cmd="make bench" quick=()
 [ "$QUICK" = 1 ] && cmd="make bench BENCH_QUICK=1" quick=(--quick)
 "$PY" "$BENCH_PY" render --results "$RESULTS" --out "$REPORT" --machine "$MACHINE" \
 	--command "$cmd" "${quick[@]}" || FAILED+=("report")
+# the charts: beside the report (docs/ for the full run), from this run's results
+"$PY" "$ROOT/tools/bench/charts.py" --results "$RESULTS" --out-dir "$(dirname "$REPORT")" \
+	"${quick[@]}" || FAILED+=("charts")
 say "report: $REPORT (raw results: $RESULTS)"
 sed -n '/^## Goals/,/^## Connect rate, round/p' "$REPORT" | sed '$d'
 

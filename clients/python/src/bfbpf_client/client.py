@@ -1,9 +1,11 @@
-#!/usr/bin/env python3
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Client of the bfbpf daemon's control socket, for sandbox runners.
 
-Python 3.8+, standard library only: copy this file next to the runner, or put
-``tools/`` on ``sys.path``.
+Python 3.8+, standard library only. Install the package from the checkout
+(``pip install --no-build-isolation ./clients/python``, see
+clients/python/README.md) and import ``bfbpf_client``. This module needs
+nothing else of the package: a runner that vendors one file may still copy it
+as ``bfbpf_client.py``.
 
     from bfbpf_client import Client, BfbpfError, cgroup_of_pid, netns_of_pid
 
@@ -67,6 +69,8 @@ __all__ = [
     "DEFAULT_SOCKET",
     "cgroup_mount",
     "cgroup_of_pid",
+    "container_inspect",
+    "container_runtime",
     "load_policy",
     "netns_of_pid",
 ]
@@ -523,7 +527,7 @@ def _main(argv: List[str]) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="bfbpf_client.py",
+        prog="bfbpf-client",
         description="Talk to the bfbpf daemon (prints the reply as one JSON line). "
         "Exit 0 success (verify: lockdown complete), 1 failure, 2 bad usage or invalid policy.",
     )
@@ -548,17 +552,22 @@ def _main(argv: List[str]) -> int:
     except BfbpfError as e:
         if e.reply is not None:
             print(json.dumps(e.reply, separators=(",", ":")))
-        print(f"bfbpf_client: {e.code}: {e.message}", file=sys.stderr)
+        print(f"bfbpf-client: {e.code}: {e.message}", file=sys.stderr)
         return e.exit_status
     except ValueError as e:
-        print(f"bfbpf_client: {e}", file=sys.stderr)
+        print(f"bfbpf-client: {e}", file=sys.stderr)
         return 2
     print(json.dumps(reply, separators=(",", ":")))
     if args.op == "verify" and reply.get("lockdown_complete") is not True:
-        print(f"bfbpf_client: lockdown of {reply.get('cgroup', cgroup)} is not complete", file=sys.stderr)
+        print(f"bfbpf-client: lockdown of {reply.get('cgroup', cgroup)} is not complete", file=sys.stderr)
         return 1
     return 0
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """The ``bfbpf-client`` command and ``python3 -m bfbpf_client``."""
     sys.exit(_main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

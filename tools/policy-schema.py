@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Writes docs/policy.schema.json, the JSON Schema of the policy file (docs/policy.md).
+
+    tools/policy-schema.py            # rewrite docs/policy.schema.json
+    tools/policy-schema.py --check    # exit 1 if the file differs from what this writes
+
+The entry patterns are composed here from small named parts (an IPv6 address is
+one alternative per position of "::"), because written out by hand they would
+be unreadable and unreviewable. The schema is the product; this is its source.
+tests/schema/test_policy_schema.py checks that the schema and the parser agree.
+"""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(os.path.dirname(HERE), "docs", "policy.schema.json")
+
+HEX = "[0-9A-Fa-f]{1,4}"
+OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+IPV4 = rf"{OCTET}(?:\.{OCTET}){{3}}"
+PORT = "(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+PREFIX4 = "(?:3[0-2]|[12]?[0-9])"
+PREFIX6 = "(?:12[0-8]|1[01][0-9]|[1-9]?[0-9])"
+LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+# The last label is not all digits (1.2.3 would be read as an address); 253 characters
+# in all, one trailing dot not counted.
+NAME = rf"(?=[A-Za-z0-9.-]{{1,253}}\.?(?::|$))(?:{LABEL}\.)*(?![0-9]+\.?(?::|$)){LABEL}\.?"
+
+
+def _groups(count: int) -> str:
+    """count hex groups joined by ':' ('' for none)."""
+    if count == 0:
+        return ""
+    return HEX if count == 1 else rf"(?:{HEX}:){{{count - 1}}}{HEX}"
+
+
+def ipv6() -> str:
+    """Every form inet_pton(AF_INET6) reads: 8 groups, or "::" standing for one or more
+    zero groups with a groups before it and up to 7 - a after, each optionally ending in
+    a dotted IPv4 address that counts as two groups."""
+    alternatives = [rf"(?:{HEX}:){{7}}{HEX}", rf"(?:{HEX}:){{6}}{IPV4}"]
+    for before in range(8):
+        after = 7 - before
+        tail = "" if after == 0 else rf"(?:{HEX}(?::{HEX}){{0,{after - 1}}})?"
+        alternatives.append(rf"{_groups(before)}::{tail}")
+    for before in range(6):
+        alternatives.append(rf"{_groups(before)}::(?:{HEX}:){{0,{5 - before}}}{IPV4}")
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+IPV6 = ipv6()
+# 0.0.0.0 and :: in every spelling (also IPv4-mapped, NAT64, a full-length prefix):
+# a connect to either reaches every local listener.
+ZERO4 = r"0+\.0+\.0+\.0+"
+UNSPECIFIED = (
+    rf"^(?:{ZERO4}(?:/32)?(?::[0-9]*)?"
+    rf"|\[?(?:[0:]+|[0:]*:[Ff]{{4}}:(?:{ZERO4}|0{{1,4}}:0{{1,4}})|0{{0,2}}64:[Ff]{{2}}9[Bb]:[0:]*(?:{ZERO4})?)"
+    rf"(?:/128)?\]?(?::[0-9]*)?)$"
+)
+# A CIDR inside IPv4 loopback, or ::/127: refused when allow_loopback is false.
+LOOPBACK_CIDR = rf"^(?:127(?:\.{OCTET}){{3}}/(?:3[01]|[12][0-9]|[89])|\[?::/127\]?)(?::{PORT})?$"
+
+
+def entry_forms(model: bool) -> list:
+    name = {"title": "host name", "pattern": rf"^{NAME}(?::{PORT})?$"}
+    if model:
+        return [
+            name,
+            {"title": "IPv4 address", "pattern": rf"^{IPV4}(?::{PORT})?$"},
+            {"title": "IPv6 address", "pattern": rf"^(?:{IPV6}|\[{IPV6}\](?::{PORT})?)$"},
+        ]
+    return [
+        name,
+        {"title": "wildcard", "pattern": rf"^\*\.{NAME}(?::{PORT})?$"},
+        {"title": "IPv4 address or CIDR", "pattern": rf"^{IPV4}(?:/{PREFIX4})?(?::{PORT})?$"},
+        {"title": "IPv6 address or CIDR", "pattern": rf"^{IPV6}(?:/{PREFIX6})?$"},
+        {"title": "IPv6 address or CIDR in brackets", "pattern": rf"^\[{IPV6}(?:/{PREFIX6})?\](?::{PORT})?$"},
+    ]
+
+
+def entry(model: bool, description: str) -> dict:
+    return {
+        "description": description,
+        "type": "string",
+        "maxLength": 300,
+        "not": {"$ref": "#/$defs/unspecified"},
+        "anyOf": entry_forms(model),
+    }
+
+
+def mode_is(*modes: str) -> dict:
+    """The policy's mode is one of modes, whether written as network_mode or allow_internet."""
+    legacy = {"public": True, "no-network": False}
+    forms = [{"required": ["network_mode"], "properties": {"network_mode": {"enum": list(modes)}}}]
+    values = [legacy[m] for m in modes if m in legacy]
+    if values:
+        forms.append(
+            {
+                "required": ["allow_internet"],
+                "not": {"required": ["network_mode"]},
+                "properties": {"allow_internet": {"enum": values}},
+            }
+        )
+    return {"anyOf": forms}
+
+
+def ports(what: str) -> dict:
+    return {
+        "description": f"{what} (issue 20): at most 16 distinct ports; not in public mode",
+        "type": "array",
+        "maxItems": 16,
+        "uniqueItems": True,
+        "items": {"type": "integer", "minimum": 1, "maximum": 65535},
+    }
+
+
+def schema() -> dict:
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "bfbpf policy",
+        "description": "A bfbpf policy file (docs/policy.md). Generated by tools/policy-schema.py; "
+        "what the schema cannot check is listed in docs/policy.md, 'The JSON Schema'.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "network_mode": {
+                "description": "public: no restriction; no-network: nothing but loopback and the model "
+                "lane; allowlist: only allowed_hosts, loopback and the model lane",
+                "enum": ["public", "no-network", "allowlist"],
+            },
+            "allow_internet": {
+                "description": "legacy form of network_mode: true is public, false is no-network",
+                "type": "boolean",
+            },
+            "allowed_hosts": {
+                "description": "entries the sandbox may reach (allowlist mode only; empty elsewhere)",
+                "type": "array",
+                "maxItems": 100000,
+                "items": {"$ref": "#/$defs/entry"},
+            },
+            "allow_model_endpoint": {"description": "false closes the model lane", "type": "boolean", "default": True},
+            "model_endpoints": {
+                "description": "the model lane: host:port or a bare host; no wildcards, no CIDRs",
+                "type": "array",
+                "maxItems": 64,
+                "items": {"$ref": "#/$defs/model_endpoint"},
+            },
+            "allow_loopback": {
+                "description": "all of loopback stays allowed; false: only the loopback addresses the entries name",
+                "type": "boolean",
+                "default": True,
+            },
+            "runtime_network": {
+                "description": "allowlist only: the container runtime's service names resolve through its "
+                "resolver, their addresses inside the container's subnets are allowed (issue 18)",
+                "type": "boolean",
+                "default": False,
+            },
+            "sni": {
+                "description": "enforce: a TLS or HTTP flow's name must be allowed; off: addresses only "
+                "(issue 20); not in public mode",
+                "enum": ["enforce", "off"],
+                "default": "enforce",
+            },
+            "tls_ports": dict(ports("ports judged as TLS"), default=[443]),
+            "http_ports": dict(ports("ports judged as HTTP"), default=[80]),
+        },
+        "anyOf": [
+            {"required": ["network_mode"]},
+            {"required": ["allow_internet"]},
+        ],
+        "allOf": [
+            {
+                "description": "allow_internet given with network_mode says the same thing",
+                "if": {"required": ["allow_internet", "network_mode"]},
+                "then": {
+                    "anyOf": [
+                        {"properties": {"allow_internet": {"const": True}, "network_mode": {"const": "public"}}},
+                        {"properties": {"allow_internet": {"const": False}, "network_mode": {"const": "no-network"}}},
+                    ]
+                },
+            },
+            {
+                "description": "a non-empty allowed_hosts only in allowlist mode",
+                "if": {"required": ["allowed_hosts"], "properties": {"allowed_hosts": {"minItems": 1}}},
+                "then": mode_is("allowlist"),
+            },
+            {
+                "description": "runtime_network true only in allowlist mode",
+                "if": {"required": ["runtime_network"], "properties": {"runtime_network": {"const": True}}},
+                "then": mode_is("allowlist"),
+            },
+            {
+                "description": "sni, tls_ports and http_ports have no effect in public mode",
+                "if": {"anyOf": [{"required": [k]} for k in ("sni", "tls_ports", "http_ports")]},
+                "then": mode_is("no-network", "allowlist"),
+            },
+            {
+                "description": "no port in both tls_ports and http_ports (with the other's default)",
+                "allOf": [
+                    {
+                        "if": {"required": ["tls_ports"], "not": {"required": ["http_ports"]}},
+                        "then": {"properties": {"tls_ports": {"not": {"contains": {"const": 80}}}}},
+                    },
+                    {
+                        "if": {"required": ["http_ports"], "not": {"required": ["tls_ports"]}},
+                        "then": {"properties": {"http_ports": {"not": {"contains": {"const": 443}}}}},
+                    },
+                ],
+            },
+            {
+                "description": "with allow_loopback false, a CIDR inside loopback allows nothing: refused",
+                "if": {"required": ["allow_loopback"], "properties": {"allow_loopback": {"const": False}}},
+                "then": {
+                    "properties": {
+                        "allowed_hosts": {"items": {"not": {"pattern": LOOPBACK_CIDR}}},
+                    }
+                },
+            },
+        ],
+        "$defs": {
+            "entry": entry(
+                False,
+                "a host name (and its subdomains), *.name (subdomains only), an IPv4 or IPv6 address "
+                "or CIDR; optionally :PORT (IPv6 in brackets)",
+            ),
+            "model_endpoint": entry(True, "a host name, IPv4 or IPv6 address; optionally :PORT (IPv6 in brackets)"),
+            "unspecified": {
+                "description": "0.0.0.0 and :: (any spelling): a connect reaches every local listener",
+                "pattern": UNSPECIFIED,
+            },
+        },
+    }
+
+
+def render() -> str:
+    return json.dumps(schema(), indent=2) + "\n"
+
+
+def main(argv: list) -> int:
+    text = render()
+    if argv[1:] == ["--check"]:
+        with open(OUT, encoding="utf-8") as f:
+            if f.read() != text:
+                print(f"{OUT} is stale: run tools/policy-schema.py", file=sys.stderr)
+                return 1
+        return 0
+    if argv[1:]:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(OUT, "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
