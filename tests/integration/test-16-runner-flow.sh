@@ -10,8 +10,8 @@
 
 ALL_TESTS+=(runner_flow_hook runner_flow_guard_attach runner_flow_docker runner_flow_checkpoint)
 
-# The Python client, in one place (it may move).
-RFLOW_CLIENT=$BFBPF_ROOT/tools/bfbpf_client.py
+# The Python client package (its parent directory goes on sys.path).
+RFLOW_CLIENT=$BFBPF_ROOT/clients/python/src/bfbpf_client
 
 # The world's hosts, on SRV, each an HTTP server on RFLOW_PORT that counts connections.
 # rflow_hosts NET: the hosts in NET.0/24 (Podman's containers are in SBX, on SRV's eth0;
