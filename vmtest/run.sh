@@ -351,6 +351,13 @@ if [ "$ACCEL" = tcg ] && [ -z "${PROBE_TIMEOUT+set}" ]; then
 	echo "export PROBE_TIMEOUT=10" >>"$STAGE/root/vmtest.env"
 	pack_initramfs
 fi
+if [ "$ACCEL" = tcg ] && [ -z "${CASE_TIMEOUT+set}" ]; then
+	# A whole runner flow with real containers (test-16) takes ~20 s on the host and over
+	# 180 s (the suite's default per case) under TCG: give a case 600 s there. A hung case
+	# still ends, and the boot's own timeout bounds the whole run.
+	echo "export CASE_TIMEOUT=600" >>"$STAGE/root/vmtest.env"
+	pack_initramfs
+fi
 if [ "$ACCEL" = kvm ]; then
 	ACCEL_ARGS=(-accel kvm -cpu host)
 else
