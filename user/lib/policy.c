@@ -21,8 +21,9 @@
 #define POLICY_QUOTE_MAX "64"
 
 static const char *const policy_keys[] = {
-	"network_mode",		"allow_internet",  "allowed_hosts",
-	"allow_model_endpoint", "model_endpoints", "allow_loopback",
+	"network_mode",	   "allow_internet", "allowed_hosts", "allow_model_endpoint",
+	"model_endpoints", "allow_loopback", "sni",	      "tls_ports",
+	"http_ports",
 };
 
 static void policy_errf(char *err, size_t err_size, const char *fmt, ...)
@@ -89,7 +90,7 @@ static int policy_check_keys(const json_t *object, char *err, size_t err_size)
 		policy_errf(err, err_size,
 			    "unknown key \"%." POLICY_QUOTE_MAX "s\" (known: network_mode, "
 			    "allow_internet, allowed_hosts, allow_model_endpoint, "
-			    "model_endpoints, allow_loopback)",
+			    "model_endpoints, allow_loopback, sni, tls_ports, http_ports)",
 			    key);
 		return -EINVAL;
 	}
@@ -326,6 +327,9 @@ int policy_from_json_loopback(const json_t *object, bool allow_loopback, struct 
 		ret = -EINVAL;
 		goto cleanup;
 	}
+	ret = policy_sni_read(object, &p, err, err_size);
+	if (ret)
+		goto cleanup;
 	if (policy_count_names(&p) > POLICY_MAX_NAMES) {
 		/* Each name is resolved (twice per TTL) for as long as the policy lives. */
 		policy_errf(err, err_size,
@@ -509,6 +513,7 @@ json_t *policy_to_json(const struct policy *policy)
 		o, "model_endpoints",
 		policy_entries_to_json(policy->model_endpoints, policy->n_model_endpoints));
 	bad |= json_object_set_new(o, "allow_loopback", json_boolean(policy->allow_loopback));
+	bad |= policy_sni_to_json(policy, o);
 	if (bad) {
 		json_decref(o);
 		return NULL;
