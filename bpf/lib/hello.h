@@ -30,6 +30,10 @@
  *    and clang may reload or reorder a compared register; a mask cannot be
  *    lost. The masks never change a result: each access is first checked
  *    against the real length.
+ *  - Names are hashed by a bounded loop of 256 steps (bfbpf_name_hash:
+ *    ~10k instructions for the verifier, cheap at run time), and their
+ *    suffixes by a bpf_loop (bfbpf_name_suffixes), whose results are in the
+ *    map value, not on the stack.
  *  - Names are compared and copied as 32 words of 8 bytes (unrolled, no
  *    loop), which is why the name buffers are 256 bytes, 8-aligned and
  *    zero-filled past the name.
@@ -85,6 +89,8 @@ struct bfbpf_loop_ctx {
 #define BFBPF_NAME_BUF 256 /* name + NUL, rounded to a power of two (masks, words) */
 #define BFBPF_NAME_MASK (BFBPF_NAME_BUF - 1)
 #define BFBPF_NAME_WORDS (BFBPF_NAME_BUF / 8)
+/* The suffixes of a name at its label boundaries, itself included: 253 bytes hold 127 labels. */
+#define BFBPF_SUFFIX_MAX 128
 
 enum bfbpf_hello_status {
 	BFBPF_HELLO_MORE,   /* not complete yet, within the bound: append and parse again */
@@ -122,6 +128,10 @@ struct bfbpf_hello {
 	__u32 count; /* HTTP: bytes in word */
 	__u32 flags; /* HTTP: BFBPF_HTTP_* */
 	__u64 word;  /* HTTP: the token being matched (method, version, header name) */
+	/* bfbpf_name_suffixes: the reversed hash of each suffix of name, shortest first. */
+	__u64 suffix_hash[BFBPF_SUFFIX_MAX];
+	__u32 suffix_count;
+	__u64 rhash; /* its running hash */
 	/* TLS: the handshake bytes, reassembled from the records of type 22. */
 	__u8 hs[BFBPF_HELLO_MAX];
 };
@@ -197,6 +207,9 @@ static __always_inline void bfbpf_name_copy(char *dst, const char *src)
 		wd[i] = ws[i];
 }
 
+#define BFBPF_FNV_OFFSET 0xcbf29ce484222325ULL
+#define BFBPF_FNV_PRIME 0x100000001b3ULL
+
 /*
  * FNV-1a 64 over the lowercased bytes of name[0..len): the key userspace
  * computes for the maps it fills, and the kernel for the name it parsed.
@@ -207,7 +220,7 @@ static __always_inline void bfbpf_name_copy(char *dst, const char *src)
  */
 static __always_inline __u64 bfbpf_name_hash(const char *name, __u32 len)
 {
-	__u64 hash = 0xcbf29ce484222325ULL;
+	__u64 hash = BFBPF_FNV_OFFSET;
 
 	for (__u32 i = 0; i < BFBPF_NAME_BUF; i++) {
 		__u8 c;
@@ -218,9 +231,66 @@ static __always_inline __u64 bfbpf_name_hash(const char *name, __u32 len)
 		if (c >= 'A' && c <= 'Z')
 			c += 'a' - 'A';
 		hash ^= c;
-		hash *= 0x100000001b3ULL;
+		hash *= BFBPF_FNV_PRIME;
 	}
 	return hash;
+}
+
+/*
+ * FNV-1a 64 over the lowercased bytes of name[0..len) taken from the last to
+ * the first: the key of a name whose suffixes the kernel looks up (a
+ * wildcard, a parent domain), because one pass from the end of a name meets
+ * the hash of every suffix on the way (bfbpf_name_suffixes). Userspace uses
+ * this function; the kernel uses bfbpf_name_suffixes.
+ */
+static __always_inline __u64 bfbpf_name_rhash(const char *name, __u32 len)
+{
+	__u64 hash = BFBPF_FNV_OFFSET;
+
+	for (__u32 i = 0; i < BFBPF_NAME_BUF; i++) {
+		__u8 c;
+
+		if (i >= len)
+			break;
+		c = (__u8)name[(len - 1 - i) & BFBPF_NAME_MASK];
+		if (c >= 'A' && c <= 'Z')
+			c += 'a' - 'A';
+		hash ^= c;
+		hash *= BFBPF_FNV_PRIME;
+	}
+	return hash;
+}
+
+/* bpf_loop callback: one byte of the name, from its end. */
+static int bfbpf_name_suffix_step(__u32 index, void *ctx)
+{
+	struct bfbpf_hello *h = BFBPF_LOOP_HELLO(ctx);
+	__u32 len = h->name_len, pos;
+
+	if (index >= len || len > BFBPF_NAME_MAX)
+		return 1;
+	pos = len - 1 - index;
+	/* The parser's names are lowercase already. verifier: masked. */
+	h->rhash = (h->rhash ^ (__u8)h->name[pos & BFBPF_NAME_MASK]) * BFBPF_FNV_PRIME;
+	if (pos == 0 || h->name[(pos - 1) & BFBPF_NAME_MASK] == '.') {
+		if (h->suffix_count >= BFBPF_SUFFIX_MAX)
+			return 1;
+		h->suffix_hash[h->suffix_count & (BFBPF_SUFFIX_MAX - 1)] = h->rhash;
+		h->suffix_count++;
+	}
+	return 0;
+}
+
+/*
+ * After SNI: h->suffix_hash[0..suffix_count) holds bfbpf_name_rhash of every
+ * suffix of h->name that starts a label, shortest first, the whole name last
+ * ("test", "wild.test", "a.wild.test"). One bpf_loop over the name's bytes.
+ */
+static __always_inline void bfbpf_name_suffixes(struct bfbpf_hello *h)
+{
+	h->suffix_count = 0;
+	h->rhash = BFBPF_FNV_OFFSET;
+	BFBPF_LOOP(BFBPF_NAME_MAX, bfbpf_name_suffix_step, h);
 }
 
 #endif /* BFBPF_LIB_HELLO_H */

@@ -78,6 +78,30 @@ static int runner_user(__u32 parser, const __u8 *buf, __u32 len, struct bfbpf_he
 	return parser == HELLO_TEST_HTTP ? bfbpf_http_host_parse(out) : bfbpf_hello_parse(out);
 }
 
+/* The kernel's suffix hashes are those of userspace's name, suffix by suffix. */
+static int runner_suffixes_agree(const struct bfbpf_hello *kernel, struct bfbpf_hello *user)
+{
+	__u32 i, count = 0;
+
+	bfbpf_name_suffixes(user);
+	if (kernel->suffix_count != user->suffix_count)
+		return 0;
+	for (i = 0; i < user->name_len; i++)
+		if (i == 0 || user->name[i - 1] == '.')
+			count++;
+	if (count != user->suffix_count)
+		return 0;
+	for (i = 0; i < user->name_len; i++) {
+		if (i && user->name[i - 1] != '.')
+			continue;
+		/* Shortest first: the suffix at i is number (count - 1) counting from the end. */
+		if (kernel->suffix_hash[--count] !=
+		    bfbpf_name_rhash(user->name + i, user->name_len - i))
+			return 0;
+	}
+	return 1;
+}
+
 /* One run: 0 agree, 1 disagree, negative errno: the kernel could not run it. */
 static int runner_compare(struct runner *r, const char *file, __u32 parser, const __u8 *buf,
 			  __u32 len)
@@ -92,7 +116,8 @@ static int runner_compare(struct runner *r, const char *file, __u32 parser, cons
 	uv = runner_user(parser, buf, len, &user);
 	same = kv == uv && (kv != BFBPF_HELLO_SNI ||
 			    (kernel.name_len == user.name_len && !strcmp(kernel.name, user.name) &&
-			     hash == bfbpf_name_hash(user.name, user.name_len)));
+			     hash == bfbpf_name_hash(user.name, user.name_len) &&
+			     runner_suffixes_agree(&kernel, &user)));
 	r->runs++;
 	if (kv >= 0 && kv < 4)
 		r->verdicts[kv]++;

@@ -6,7 +6,8 @@
  * `hellos` (a map value, as in the egress programs) and returns the verdict;
  * tests/bpf/hello_runner.c compares it with the userspace build of the same
  * headers. The ctx says which parser. On SNI, the program also hashes the
- * name (bfbpf_name_hash, as the egress programs do) into `hashes`.
+ * name (bfbpf_name_hash) into `hashes`, and its suffixes
+ * (bfbpf_name_suffixes) into the map value.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -49,6 +50,10 @@ int hello_test(struct hello_test_args *args)
 		verdict = bfbpf_http_host_parse(h);
 	else
 		verdict = bfbpf_hello_parse(h);
-	*hash = verdict == BFBPF_HELLO_SNI ? bfbpf_name_hash(h->name, h->name_len) : 0;
+	*hash = 0;
+	if (verdict == BFBPF_HELLO_SNI) {
+		*hash = bfbpf_name_hash(h->name, h->name_len);
+		bfbpf_name_suffixes(h);
+	}
 	return verdict;
 }

@@ -5,9 +5,8 @@
  * through both parsers, and the invariants the kernel relies on are checked:
  * a verdict is one of the four; a name is a lowercase DNS name within the
  * bound, NUL-filled to the end of its buffer (bfbpf_name_equal compares
- * whole buffers); a parse again gives the same; a prefix gives MORE or the
- * same final verdict and name; bytes appended after a final verdict change
- * nothing.
+ * whole buffers) with one suffix hash per label; a parse again gives the same; a prefix gives MORE
+ * or the same final verdict and name; bytes appended after a final verdict change nothing.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -44,6 +43,19 @@ static void fuzz_check_name(const struct bfbpf_hello *h)
 			abort();
 }
 
+/* One suffix hash per label, the whole name's last. */
+static void fuzz_check_suffixes(struct bfbpf_hello *h)
+{
+	__u32 i, labels = 1;
+
+	for (i = 0; i < h->name_len; i++)
+		labels += h->name[i] == '.';
+	bfbpf_name_suffixes(h);
+	if (h->suffix_count != labels ||
+	    h->suffix_hash[labels - 1] != bfbpf_name_rhash(h->name, h->name_len))
+		abort();
+}
+
 /* A final verdict of fewer bytes must be the verdict of all of them. */
 static void fuzz_check_same(int verdict, const struct bfbpf_hello *h, int whole,
 			    const struct bfbpf_hello *all)
@@ -65,8 +77,10 @@ static void fuzz_one(int http, const uint8_t *data, size_t size)
 	whole = fuzz_parse(&fuzz_hello, http, data, size);
 	if (whole < BFBPF_HELLO_MORE || whole > BFBPF_HELLO_BAD)
 		abort();
-	if (whole == BFBPF_HELLO_SNI)
+	if (whole == BFBPF_HELLO_SNI) {
 		fuzz_check_name(&fuzz_hello);
+		fuzz_check_suffixes(&fuzz_hello);
+	}
 	/* The same bytes again: the scratch of a parse never leaks into the next. */
 	if (fuzz_parse(&fuzz_again, http, data, size) != whole)
 		abort();

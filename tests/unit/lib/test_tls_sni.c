@@ -192,13 +192,39 @@ static void test_name_hash(void **state)
 	assert_true(bfbpf_name_hash("allowed.test", 7) != bfbpf_name_hash("allowed.test", 12));
 }
 
+/* The reversed hash of every suffix at a label boundary, shortest first, as the kernel finds them.
+ */
+static void test_name_suffixes(void **state)
+{
+	(void)state;
+	/* Reversed: the hash of the bytes from last to first. */
+	assert_true(bfbpf_name_rhash("Wild.Test", 9) == bfbpf_name_hash("tset.dliw", 9));
+	memset(&hello, 0, sizeof(hello));
+	strcpy(hello.name, "a.wild.test");
+	hello.name_len = 11;
+	bfbpf_name_suffixes(&hello);
+	assert_int_equal(hello.suffix_count, 3);
+	assert_true(hello.suffix_hash[0] == bfbpf_name_rhash("test", 4));
+	assert_true(hello.suffix_hash[1] == bfbpf_name_rhash("wild.test", 9));
+	assert_true(hello.suffix_hash[2] == bfbpf_name_rhash("a.wild.test", 11));
+	/* The longest name of one-byte labels: 127 suffixes, all kept. */
+	memset(&hello, 0, sizeof(hello));
+	for (int i = 0; i < 127; i++)
+		memcpy(hello.name + 2 * i, i == 126 ? "z" : "z.", i == 126 ? 1 : 2);
+	hello.name_len = 253;
+	bfbpf_name_suffixes(&hello);
+	assert_int_equal(hello.suffix_count, 127);
+	assert_true(hello.suffix_hash[126] == bfbpf_name_rhash(hello.name, 253));
+	assert_true(hello.suffix_hash[0] == bfbpf_name_rhash("z", 1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tls_corpus_verdicts), cmocka_unit_test(test_tls_name_253),
 		cmocka_unit_test(test_tls_three_writes),    cmocka_unit_test(test_tls_bytes_after),
 		cmocka_unit_test(test_tls_prefixes_agree),  cmocka_unit_test(test_tls_bound),
-		cmocka_unit_test(test_name_hash),
+		cmocka_unit_test(test_name_hash),	    cmocka_unit_test(test_name_suffixes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
