@@ -113,8 +113,8 @@ static int policy_sni_read_mode(const json_t *object, bool *off, char *err, size
 		return 0;
 	}
 	if (text)
-		policy_sni_errf(err, err_size,
-				"sni \"%.64s\" is not one of \"enforce\", \"off\"", text);
+		policy_sni_errf(err, err_size, "sni \"%.64s\" is not one of \"enforce\", \"off\"",
+				text);
 	else
 		policy_sni_errf(err, err_size, "sni must be a string: \"enforce\" or \"off\"");
 	return -EINVAL;
@@ -208,8 +208,7 @@ static uint64_t policy_sni_fnv(uint64_t h, const void *data, size_t size)
 
 uint64_t policy_sni_digest(const struct policy *policy, uint64_t h)
 {
-	static const char tag_off[] = "sni off", tag_tls[] = "tls_ports",
-			  tag_http[] = "http_ports";
+	static const char tag_off[] = "sni off", tag_tls[] = "tls_ports", tag_http[] = "http_ports";
 
 	if (policy->sni_off)
 		h = policy_sni_fnv(h, tag_off, sizeof(tag_off));

@@ -73,6 +73,8 @@ uint32_t sandbox_flags(const struct policy *policy)
 		flags |= BFBPF_SANDBOX_PUBLIC;
 	if (policy->allow_loopback)
 		flags |= BFBPF_SANDBOX_ALLOW_LOOPBACK;
+	if (policy_sni_enforced(policy))
+		flags |= BFBPF_SANDBOX_SNI;
 	return flags;
 }
 
@@ -202,6 +204,23 @@ static int sandbox_entries_write(struct sandbox_registry *registry, uint32_t gen
 	return err;
 }
 
+/* The SNI keys of a policy's names under a generation not yet flipped to. */
+static int sandbox_sni_write(struct sandbox_registry *registry, const struct policy *policy,
+			     const struct sandbox_learned *learned, size_t learned_count,
+			     uint32_t generation)
+{
+	struct sniset set = {0};
+	int err = sandbox_sniset_compute(registry, policy, learned, learned_count, &set);
+
+	if (!err)
+		err = loader_sni_write(registry->loader, generation, &set);
+	if (err)
+		log_error("writing the SNI entries of generation %u: %s", generation,
+			  strerror(-err));
+	sniset_free(&set);
+	return err;
+}
+
 /*
  * Which cgroup (and network namespace) an attach names, and whether it may be
  * attached: not already, and not nested with another sandbox.
@@ -319,6 +338,9 @@ int sandbox_attach_role(struct sandbox_registry *registry, const char *path, con
 	if (err)
 		goto kernel_error;
 	entries_written = true;
+	err = sandbox_sni_write(registry, policy, NULL, 0, sandbox->generation);
+	if (err)
+		goto kernel_error;
 	err = loader_links_attach(registry->loader, sandbox->cgroup_id, sandbox->path,
 				  sandbox->link_fds);
 	if (err)
@@ -356,8 +378,10 @@ kernel_error:
 undo:
 	/* Detaching the links frees the value (cgroup storage); then the entries. */
 	loader_links_detach(registry->loader, sandbox->cgroup_id, sandbox->link_fds);
-	if (entries_written)
+	if (entries_written) {
 		loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
+		loader_sni_collect(registry->loader, sandbox->generation);
+	}
 	if (names_referenced)
 		resolver_policy_unref(registry->resolver, policy);
 cleanup:
@@ -379,12 +403,21 @@ static int sandbox_program(struct sandbox_registry *registry, struct sandbox *sa
 	err = sandbox_entries_write(registry, generation, next);
 	if (err)
 		return err;
-	sandbox_value(sandbox, policy, generation, digest, &value);
-	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
+	err = sandbox_sni_write(registry, policy, sandbox->learned, sandbox->learned_count,
+				generation);
 	if (err) {
 		loader_entries_delete(registry->loader, generation, next);
 		return err;
 	}
+	sandbox_value(sandbox, policy, generation, digest, &value);
+	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
+	if (err) {
+		loader_entries_delete(registry->loader, generation, next);
+		loader_sni_collect(registry->loader, generation);
+		return err;
+	}
+	/* The replaced generation's SNI keys go at once: no sandbox uses it any more. */
+	loader_sni_collect(registry->loader, 0);
 	sandbox_garbage_add(registry, sandbox->generation, &sandbox->applied);
 	sandbox->applied = *next;
 	memset(next, 0, sizeof(*next));

@@ -155,8 +155,7 @@ static void test_sni_rejected(void **state)
 	(void)state;
 	assert_rejected("{\"network_mode\":\"allowlist\",\"sni\":\"on\"}",
 			"sni \"on\" is not one of \"enforce\", \"off\"");
-	assert_rejected("{\"network_mode\":\"allowlist\",\"sni\":true}",
-			"sni must be a string");
+	assert_rejected("{\"network_mode\":\"allowlist\",\"sni\":true}", "sni must be a string");
 	assert_rejected("{\"network_mode\":\"allowlist\",\"tls_ports\":443}",
 			"tls_ports must be an array");
 	assert_rejected("{\"network_mode\":\"allowlist\",\"tls_ports\":[0]}",
