@@ -138,7 +138,7 @@ test_sni_raw_hellos() {
 	echo "$out"
 	[ "$out" = refused ] || fail "QUIC-shaped UDP was not refused"
 	log "UDP elsewhere is not QUIC's: the echo on 9999 is not judged (address-only)"
-	update "$CG" --mode allowlist --allow allowed.test --allow $SRV4:9999 --netns "$(ns_sbx_path)"
+	update "$CG" --mode allowlist --allow allowed.test --allow $SRV4:9999
 	expect_ok "$CG" udp $SRV4 9999
 }
 
@@ -204,7 +204,7 @@ except OSError as e:
 " >"$CASEDIR/relock.out" 2>&1 &
 	local pid=$!
 	wait_for_file "$CASEDIR/relock.ready" 20 || fail "the flow did not open"
-	update "$CG" --mode allowlist --allow other.test --netns "$(ns_sbx_path)"
+	update "$CG" --mode allowlist --allow other.test
 	local n=0
 	while kill -0 $pid 2>/dev/null && [ $n -lt 150 ]; do
 		sleep 0.1

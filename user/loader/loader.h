@@ -78,6 +78,8 @@ int loader_entries_collect_garbage(struct loader *loader);
  */
 int loader_sni_write(struct loader *loader, uint32_t generation, const struct sniset *set);
 int loader_sni_collect(struct loader *loader, uint32_t dead);
+/* The sk storage map of the judge's flow states (read through sock_diag). */
+int loader_sni_flows_fd(const struct loader *loader);
 
 /*
  * A sandbox's value lives in the cgroup storage of its cgroup: it exists

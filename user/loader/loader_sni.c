@@ -106,3 +106,8 @@ cleanup:
 	free(ids);
 	return err;
 }
+
+int loader_sni_flows_fd(const struct loader *loader)
+{
+	return bpf_map__fd(loader->skel->maps.sni_flows);
+}

@@ -483,6 +483,11 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	free(sandbox->last_verify);
 	sandbox->last_verify = NULL;
 	sandbox->state_dirty = true; /* written after the reply (sandbox_registry_collect) */
+	/* A relock: the flows it cuts fail now, not at the client's timeout. */
+	if (sandbox_sweep(registry, sandbox, true))
+		log_warn("%s: could not destroy the flows the update cut; they stall until "
+			 "their clients time out",
+			 sandbox->path);
 	log_info("updated %s (%s, generation %u, %zu entries)", sandbox->path,
 		 policy_mode_name(sandbox->policy.mode), sandbox->generation,
 		 sandbox->applied.count);
