@@ -6,7 +6,7 @@
 # (80); other.test lives on $SRV4B. The policy allows allowed.test. The
 # server logs what reached it (sni_server.py): a refused flow may be accepted
 # (its SYN is allowed) but must never deliver a byte of payload.
-# Uses dns_up, dns_set, names_daemon_up (test-4) and sbx_dns (test-6).
+# Uses dns_up, dns_set, names_daemon_up (test-4), sbx_dns (test-6) and events_wait (test-7).
 
 ALL_TESTS+=(sni_real_clients sni_raw_hellos sni_address_elsewhere sni_literal_unchecked sni_off
 	sni_relock)
@@ -87,7 +87,8 @@ sni_expect_refused() {
 
 sni_curl() { sbx_dns "$CG" curl -sS --max-time 20 --cacert "$CASEDIR/cert.pem" "$@"; }
 sni_openssl() {
-	sbx_dns "$CG" sh -c 'echo Q | exec timeout 20 openssl s_client -connect "$0" -verify_return_error -CAfile "$1" "$@"' "$@"
+	# shellcheck disable=SC2016 # $0, $1 and $@ are the inner sh's
+	sbx_dns "$CG" sh -c 'a=$0 ca=$1; shift; echo Q | exec timeout 20 openssl s_client -connect "$a" -verify_return_error -CAfile "$ca" "$@"' "$@"
 }
 sni_raw() { sbx_dns "$CG" env SNI_CLIENT_TIMEOUT=20 "$PYTHON" "$SNI_CLIENT" "$@"; }
 
@@ -115,8 +116,16 @@ with socket.create_connection(('allowed.test', 443), timeout=20) as s:
 	sni_expect_refused "plain HTTP, Host: evil.test" sni_curl -H "Host: evil.test" http://allowed.test/
 	sni_expect_refused "plain HTTP, no Host" sni_curl -H "Host:" --http1.0 http://allowed.test/
 	grep -q "evil" "$SNI_LOG" && fail "the server saw evil.test"
-	log "events name the reason and the name"
-	expect_listed "$CG" "s['sni'] == 'enforce'"
+	log "events name the reason and the name; counters and metrics count them"
+	events_wait "$CASEDIR/events.json" "
+		[x for x in e if x.get('reason') == 'sni_not_allowed' and x.get('sni') == 'evil.test'
+			and x['port'] == 443 and x['address'] == '$SRV4']
+		and [x for x in e if x.get('reason') == 'no_sni' and x['port'] == 443]
+		and [x for x in e if x.get('reason') == 'host_not_allowed' and x.get('sni') == 'evil.test'
+			and x['port'] == 80]" --cgroup "$CG" || fail "the events do not name the reasons"
+	expect_listed "$CG" "s['sni'] == 'enforce' and s['counters']['sni']['allowed'] >= 5
+		and s['counters']['sni']['sni_not_allowed'] >= 2 and s['counters']['sni']['no_sni'] >= 1
+		and s['counters']['sni']['host_not_allowed'] >= 2"
 }
 
 test_sni_raw_hellos() {
@@ -137,9 +146,12 @@ test_sni_raw_hellos() {
 	out=$(sni_raw quic $SRV4 443)
 	echo "$out"
 	[ "$out" = refused ] || fail "QUIC-shaped UDP was not refused"
+	events_wait "$CASEDIR/events.json" "[x for x in e if x.get('reason') == 'quic_refused'
+		and x['protocol'] == 'udp' and x['port'] == 443]" --cgroup "$CG" ||
+		fail "no quic_refused event"
 	log "UDP elsewhere is not QUIC's: the echo on 9999 is not judged (address-only)"
 	update "$CG" --mode allowlist --allow allowed.test --allow $SRV4:9999
-	expect_ok "$CG" udp $SRV4 9999
+	expect_ok "$CG" udp-sendto $SRV4 9999
 }
 
 test_sni_address_elsewhere() {
@@ -150,6 +162,9 @@ test_sni_address_elsewhere() {
 	sni_expect_refused "SNI other.test to allowed.test's address" sni_raw plain $SRV4 443 other.test
 	sni_expect_refused "curl --resolve other.test to allowed.test's address" \
 		sni_curl --resolve other.test:443:$SRV4 https://other.test/
+	events_wait "$CASEDIR/events.json" "[x for x in e if x.get('reason') == 'sni_address_mismatch'
+		and x.get('sni') == 'other.test' and x['address'] == '$SRV4']" --cgroup "$CG" ||
+		fail "no sni_address_mismatch event"
 }
 
 test_sni_literal_unchecked() {
