@@ -84,7 +84,8 @@ static int sni_suffix_step(__u32 round, void *ctx)
 	if (at >= count)
 		return 0;
 	need = at == count - 1 ? BFBPF_SNI_NAME_SELF : BFBPF_SNI_NAME_SUBDOMAINS;
-	s->key.name_rhash = s->hello.suffix_hash[at & (BFBPF_SUFFIX_MAX - 1)]; /* verifier: masked */
+	s->key.name_rhash =
+		s->hello.suffix_hash[at & (BFBPF_SUFFIX_MAX - 1)]; /* verifier: masked */
 	s->key.port = s->port;
 	__builtin_memcpy(s->key.addr, s->addr, sizeof(s->key.addr));
 	value = bpf_map_lookup_elem(&sni_names, &s->key);
@@ -122,8 +123,8 @@ static __always_inline int sni_name_verdict(struct sni_scratch *s, __u32 generat
 }
 
 /* The TCP header's offset, seq and flags byte; -1: not readable as expected. */
-static __always_inline int sni_tcp_header(struct __sk_buff *skb, __u32 *l4, __u32 *seq,
-					  __u8 *flags, __u32 *payload)
+static __always_inline int sni_tcp_header(struct __sk_buff *skb, __u32 *l4, __u32 *seq, __u8 *flags,
+					  __u32 *payload)
 {
 	__u8 first, doff;
 	__u32 off;
@@ -135,7 +136,8 @@ static __always_inline int sni_tcp_header(struct __sk_buff *skb, __u32 *l4, __u3
 	} else {
 		off = sizeof(struct ipv6hdr); /* extension headers: refused before (extra) */
 	}
-	if (bpf_skb_load_bytes(skb, off + 4, seq, 4) || bpf_skb_load_bytes(skb, off + 12, &doff, 1) ||
+	if (bpf_skb_load_bytes(skb, off + 4, seq, 4) ||
+	    bpf_skb_load_bytes(skb, off + 12, &doff, 1) ||
 	    bpf_skb_load_bytes(skb, off + 13, flags, 1))
 		return -1;
 	*seq = bpf_ntohl(*seq);

@@ -293,7 +293,8 @@ static int daemon_setup_events(struct daemon *daemon)
 {
 	time_t interval = daemon->options->verify_interval_seconds;
 	struct itimerspec tick = {{interval, 0}, {interval, 0}};
-	struct itimerspec sweep = {{0, DAEMON_SWEEP_MS * 1000000L}, {0, DAEMON_SWEEP_MS * 1000000L}};
+	struct itimerspec sweep = {{0, DAEMON_SWEEP_MS * 1000000L},
+				   {0, DAEMON_SWEEP_MS * 1000000L}};
 	sigset_t signals;
 
 	sigemptyset(&signals);

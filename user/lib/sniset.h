@@ -23,7 +23,7 @@ struct sniset_bound {
 };
 
 struct sniset_name {
-	uint64_t rhash; /* bfbpf_name_rhash of the name */
+	uint64_t rhash;	  /* bfbpf_name_rhash of the name */
 	uint8_t addr[16]; /* zero with port 0: the entry's marker */
 	uint16_t port;
 	uint8_t kinds; /* BFBPF_SNI_NAME_* */

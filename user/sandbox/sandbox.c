@@ -599,9 +599,9 @@ json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox 
 	if (object && registry->resolver && sandbox->policy_known)
 		json_object_set_new(object, "names", sandbox_names_to_json(registry, sandbox));
 	if (object && sandbox->policy_known) /* names bound to TLS: is the rule on? */
-		json_object_set_new(object, "sni",
-				    json_string(policy_sni_enforced(&sandbox->policy) ? "enforce"
-										: "off"));
+		json_object_set_new(
+			object, "sni",
+			json_string(policy_sni_enforced(&sandbox->policy) ? "enforce" : "off"));
 	if (object && sandbox->responder)
 		json_object_set_new(object, "dns", responder_status(sandbox->responder));
 	if (object && registry->events)

@@ -287,9 +287,9 @@ void sandbox_learned_prune(struct sandbox_registry *registry, struct sandbox *sa
 }
 
 /* A name's current addresses that its entry programs (the same filters as sandbox_add_name). */
-static size_t sandbox_name_addresses(const struct sandbox_registry *registry, const char *entry_name,
-				     uint16_t port, bool filtered, const struct allowset *literals,
-				     struct in6_addr *out)
+static size_t sandbox_name_addresses(const struct sandbox_registry *registry,
+				     const char *entry_name, uint16_t port, bool filtered,
+				     const struct allowset *literals, struct in6_addr *out)
 {
 	struct names_entry *name = names_find(resolver_names(registry->resolver), entry_name);
 	size_t n = 0;
@@ -361,10 +361,9 @@ int sandbox_sniset_compute(const struct sandbox_registry *registry, const struct
 			for (size_t j = 0; !err && j < count; j++) {
 				if (!policy_entry_allows_name(list, &entries[j], learned[i].name))
 					continue;
-				n = sandbox_name_addresses(registry, learned[i].name,
-							   entries[j].port,
-							   list == POLICY_LIST_HOSTS, &literals,
-							   addrs);
+				n = sandbox_name_addresses(
+					registry, learned[i].name, entries[j].port,
+					list == POLICY_LIST_HOSTS, &literals, addrs);
 				err = sniset_add_name(&set, policy, learned[i].name,
 						      BFBPF_SNI_NAME_SELF, entries[j].port, addrs,
 						      n, &literals);

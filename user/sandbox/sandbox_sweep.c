@@ -34,7 +34,7 @@
 
 /* Netlink attributes (linux/netlink.h has their layout, not the walk). */
 #define NLA_OK(a, len)                                                                             \
-	((len) >= (int)sizeof(struct nlattr) && (a)->nla_len >= sizeof(struct nlattr) &&            \
+	((len) >= (int)sizeof(struct nlattr) && (a)->nla_len >= sizeof(struct nlattr) &&           \
 	 (a)->nla_len <= (len))
 #define NLA_NEXT(a, len)                                                                           \
 	((len) -= NLA_ALIGN((a)->nla_len), (struct nlattr *)((char *)(a) + NLA_ALIGN((a)->nla_len)))
@@ -169,9 +169,11 @@ static int sandbox_sweep_dump(int fd, int map_fd, int family, struct sandbox_swe
 		struct nlattr map;
 		uint32_t map_fd;
 	} request = {
-		.nlh = {.nlmsg_len = sizeof(request), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		.nlh = {.nlmsg_len = sizeof(request),
+			.nlmsg_type = SOCK_DIAG_BY_FAMILY,
 			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
-		.req = {.sdiag_family = (uint8_t)family, .sdiag_protocol = IPPROTO_TCP,
+		.req = {.sdiag_family = (uint8_t)family,
+			.sdiag_protocol = IPPROTO_TCP,
 			/* Every state but listening, time-wait and closed. */
 			.idiag_states = 0xfff & ~((1u << TCP_LISTEN) | (1u << TCP_TIME_WAIT) |
 						  (1u << TCP_CLOSE))},
@@ -208,7 +210,8 @@ static int sandbox_sweep_destroy(int fd, const struct inet_diag_req_v2 *victim)
 		struct nlmsghdr nlh;
 		struct inet_diag_req_v2 req;
 	} request = {
-		.nlh = {.nlmsg_len = sizeof(request), .nlmsg_type = SOCK_DESTROY,
+		.nlh = {.nlmsg_len = sizeof(request),
+			.nlmsg_type = SOCK_DESTROY,
 			.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK},
 		.req = *victim,
 	};
