@@ -306,6 +306,15 @@ static __always_inline int sni_judge(struct __sk_buff *skb, const struct bfbpf_s
 		    (flow->state == BFBPF_SNI_ALLOWED || flow->state == BFBPF_SNI_UNJUDGED))
 			return SNI_PASS; /* the common case, one lookup a packet */
 		if (flow && flow->state == BFBPF_SNI_REFUSED) {
+			__u32 l4, seq, payload;
+			__u8 flags;
+
+			/*
+			 * Its RST (the daemon destroys it) and FIN carry nothing: they
+			 * go, so that the server closes its end too.
+			 */
+			if (!sni_tcp_header(skb, &l4, &seq, &flags, &payload) && payload >= skb->len)
+				return SNI_PASS;
 			*flow_out = flow;
 			return SNI_DROP;
 		}
