@@ -280,6 +280,18 @@ static __always_inline int sni_judge_tcp(struct __sk_buff *skb, struct bfbpf_sni
 }
 
 /*
+ * A refused flow's RST (the daemon destroys it) and FIN carry no payload:
+ * they go, so that the server closes its end too.
+ */
+static __always_inline int sni_carries_nothing(struct __sk_buff *skb)
+{
+	__u32 l4, seq, payload;
+	__u8 flags;
+
+	return !sni_tcp_header(skb, &l4, &seq, &flags, &payload) && payload >= skb->len;
+}
+
+/*
  * The judge of an egress packet the address policy allowed (restrictive
  * modes, BFBPF_SANDBOX_SNI): SNI_PASS for everything not to a name-derived
  * destination on a judged port. Sets *reason for an event; flow_out the
@@ -306,14 +318,7 @@ static __always_inline int sni_judge(struct __sk_buff *skb, const struct bfbpf_s
 		    (flow->state == BFBPF_SNI_ALLOWED || flow->state == BFBPF_SNI_UNJUDGED))
 			return SNI_PASS; /* the common case, one lookup a packet */
 		if (flow && flow->state == BFBPF_SNI_REFUSED) {
-			__u32 l4, seq, payload;
-			__u8 flags;
-
-			/*
-			 * Its RST (the daemon destroys it) and FIN carry nothing: they
-			 * go, so that the server closes its end too.
-			 */
-			if (!sni_tcp_header(skb, &l4, &seq, &flags, &payload) && payload >= skb->len)
+			if (sni_carries_nothing(skb))
 				return SNI_PASS;
 			*flow_out = flow;
 			return SNI_DROP;
