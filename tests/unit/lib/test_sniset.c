@@ -79,8 +79,8 @@ static void test_sniset_name_derived(void **state)
 	      &p);
 	assert_int_equal(allowset_from_policy(&p, &literals), 0);
 	assert_int_equal(sniset_add_name(&set, &p, "allowed.test",
-					 BFBPF_SNI_NAME_SELF | BFBPF_SNI_NAME_SUBDOMAINS, 0, both, 2,
-					 &literals),
+					 BFBPF_SNI_NAME_SELF | BFBPF_SNI_NAME_SUBDOMAINS, 0, both,
+					 2, &literals),
 			 0);
 	sniset_normalize(&set);
 	/* a: name-derived on 443 (TLS) and 80 (HTTP); b: a literal covers 443, not 80. */
@@ -109,13 +109,11 @@ static void test_sniset_ports_and_kinds(void **state)
 	(void)state;
 	parse("{\"network_mode\":\"allowlist\",\"tls_ports\":[443,8443],\"http_ports\":[]}", &p);
 	/* An entry for port 8443 only: judged there only. */
-	assert_int_equal(sniset_add_name(&set, &p, "a.test", BFBPF_SNI_NAME_SELF, 8443, &a, 1,
-					 NULL),
-			 0);
+	assert_int_equal(
+		sniset_add_name(&set, &p, "a.test", BFBPF_SNI_NAME_SELF, 8443, &a, 1, NULL), 0);
 	/* Two entries for one name: their kinds merge. */
-	assert_int_equal(sniset_add_name(&set, &p, "a.test", BFBPF_SNI_NAME_SUBDOMAINS, 0, &a, 1,
-					 NULL),
-			 0);
+	assert_int_equal(
+		sniset_add_name(&set, &p, "a.test", BFBPF_SNI_NAME_SUBDOMAINS, 0, &a, 1, NULL), 0);
 	sniset_normalize(&set);
 	assert_int_equal(sniset_bound_kind(&set, a.s6_addr, 8443), BFBPF_SNI_BOUND_TLS);
 	assert_int_equal(sniset_bound_kind(&set, a.s6_addr, 443), BFBPF_SNI_BOUND_TLS);
