@@ -9,7 +9,7 @@
 # Uses dns_up, dns_set, names_daemon_up (test-4), sbx_dns (test-6) and events_wait (test-7).
 
 ALL_TESTS+=(sni_real_clients sni_raw_hellos sni_address_elsewhere sni_literal_unchecked sni_off
-	sni_relock)
+	sni_relock sni_model_lane)
 
 SNI_CLIENT=$IT_DIR/sni_client.py
 
@@ -165,6 +165,7 @@ test_sni_address_elsewhere() {
 	events_wait "$CASEDIR/events.json" "[x for x in e if x.get('reason') == 'sni_address_mismatch'
 		and x.get('sni') == 'other.test' and x['address'] == '$SRV4']" --cgroup "$CG" ||
 		fail "no sni_address_mismatch event"
+	expect_status 0 bfs verify --cgroup "$CG"
 }
 
 test_sni_literal_unchecked() {
@@ -229,4 +230,17 @@ except OSError as e:
 	wait $pid 2>/dev/null
 	cat "$CASEDIR/relock.out"
 	grep -q "^error after" "$CASEDIR/relock.out" || fail "the relocked client saw no error within 15 s"
+}
+
+test_sni_model_lane() {
+	sni_world_up
+	log "a lane given as a name is judged like an allowed host (itself only)"
+	attach "$CG" --mode no-network --model-endpoint allowed.test:443 --netns "$(ns_sbx_path)"
+	wait_until 10 "[n for s in d['sandboxes'] for n in s['names'] if n['name'] == 'allowed.test' and n['addresses']]"
+	sni_expect_pass "the lane's own name" sni_raw plain $SRV4 443 allowed.test
+	sni_expect_refused "another name to the lane's address" sni_raw plain $SRV4 443 evil.test
+	sni_expect_refused "a subdomain of the lane's name" sni_raw plain $SRV4 443 www.allowed.test
+	log "a lane given as an address is not checked"
+	update "$CG" --mode no-network --model-endpoint $SRV4:443
+	sni_expect_pass "any name to a lane address" sni_raw plain $SRV4 443 evil.test
 }
