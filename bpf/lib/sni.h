@@ -84,8 +84,13 @@ static int sni_suffix_step(__u32 round, void *ctx)
 	if (at >= count)
 		return 0;
 	need = at == count - 1 ? BFBPF_SNI_NAME_SELF : BFBPF_SNI_NAME_SUBDOMAINS;
-	s->key.name_rhash =
-		s->hello.suffix_hash[at & (BFBPF_SUFFIX_MAX - 1)]; /* verifier: masked */
+	/*
+	 * verifier: masked, and the mask kept: clang drops a mask it can prove
+	 * useless (at < count <= 128), and 6.1's verifier, which lost that
+	 * bound, then refuses the access. The empty asm hides the bound from clang.
+	 */
+	asm volatile("" : "+r"(at));
+	s->key.name_rhash = s->hello.suffix_hash[at & (BFBPF_SUFFIX_MAX - 1)];
 	s->key.port = s->port;
 	__builtin_memcpy(s->key.addr, s->addr, sizeof(s->key.addr));
 	value = bpf_map_lookup_elem(&sni_names, &s->key);
@@ -170,13 +175,16 @@ static __always_inline int sni_first_bytes(struct __sk_buff *skb, __u32 payload_
 	if ((sequence & 1) ||
 	    __sync_val_compare_and_swap(&scratch->sequence, sequence, sequence + 1) != sequence)
 		return -1; /* another run on this CPU holds it: try again on the resend */
-	n = skb->len - payload_off;
+	n = skb->len - payload_off; /* at least 1: the caller saw payload */
 	if (n > BFBPF_HELLO_MAX)
 		n = BFBPF_HELLO_MAX;
-	/* verifier: a length in [1, BFBPF_HELLO_MAX], whatever it proved above. */
-	n &= 2 * BFBPF_HELLO_MAX - 1;
-	if (n < 1 || n > BFBPF_HELLO_MAX ||
-	    bpf_skb_load_bytes(skb, payload_off, scratch->hello.buf, n)) {
+	/*
+	 * verifier: a length in [1, BFBPF_HELLO_MAX] by its arithmetic alone
+	 * (6.1 learns no lower bound from "n != 0"); the same n for 1..4096.
+	 */
+	asm volatile("" : "+r"(n));
+	n = ((n - 1) & (BFBPF_HELLO_MAX - 1)) + 1;
+	if (bpf_skb_load_bytes(skb, payload_off, scratch->hello.buf, n)) {
 		verdict = -1;
 		goto release;
 	}
