@@ -174,7 +174,7 @@ static __always_inline int sni_first_bytes(struct __sk_buff *skb, __u32 payload_
 	sequence = *(volatile __u32 *)&scratch->sequence;
 	if ((sequence & 1) ||
 	    __sync_val_compare_and_swap(&scratch->sequence, sequence, sequence + 1) != sequence)
-		return -1; /* another run on this CPU holds it: try again on the resend */
+		return -1;	    /* another run on this CPU holds it: try again on the resend */
 	n = skb->len - payload_off; /* at least 1: the caller saw payload */
 	if (n > BFBPF_HELLO_MAX)
 		n = BFBPF_HELLO_MAX;
