@@ -20,6 +20,7 @@
 #include "lib/socket.h"
 #include "lib/packet.h"
 #include "lib/guard.h"
+#include "lib/sni.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -205,8 +206,79 @@ int BPF_PROG(bfbpf_socket_create, int family, int type, int protocol, int kern)
  * every other way in (32-bit setsockopt calls skip that program, ancillary
  * data never meets it). Plain packets pay one compare for it.
  */
-SEC("cgroup_skb/egress")
-int bfbpf_egress(struct __sk_buff *skb)
+/* A judged flow's source, for its event (the daemon destroys the socket by it). */
+static __always_inline void egress_source(struct __sk_buff *skb, struct denial *denial)
+{
+	struct bpf_sock *sk = skb->sk;
+
+	/* verifier: the source address is readable on a full socket only. */
+	sk = sk ? bpf_sk_fullsock(sk) : NULL;
+	if (!sk)
+		return;
+		/*
+		 * verifier: no arithmetic on a socket pointer; clang would compute
+		 * sk + offset once and load from it. The barrier makes each field a
+		 * load at its offset from sk itself.
+		 */
+#define SK_FIELD(field)                                                                            \
+	({                                                                                         \
+		__u32 value_;                                                                      \
+		asm volatile("%0 = *(u32 *)(%1 + %2)"                                              \
+			     : "=r"(value_)                                                        \
+			     : "r"(sk), "i"(__builtin_offsetof(struct bpf_sock, field)));          \
+		value_;                                                                            \
+	})
+	denial->sport = (__u16)SK_FIELD(src_port);
+	if (SK_FIELD(family) == AF_INET) {
+		denial->saddr[2] = bpf_htonl(0x0000ffff);
+		denial->saddr[3] = SK_FIELD(src_ip4);
+		return;
+	}
+	denial->saddr[0] = SK_FIELD(src_ip6[0]);
+	denial->saddr[1] = SK_FIELD(src_ip6[1]);
+	denial->saddr[2] = SK_FIELD(src_ip6[2]);
+	denial->saddr[3] = SK_FIELD(src_ip6[3]);
+#undef SK_FIELD
+}
+
+/*
+ * Names bound to TLS (lib/sni.h): a packet the address policy allows, to a
+ * name-derived destination on a judged port. A held segment (first bytes not
+ * complete) is dropped without a denial: TCP resends it, grown.
+ */
+static __always_inline int egress_sni(struct __sk_buff *skb, const struct bfbpf_sandbox *sandbox,
+				      struct bfbpf_stats *stats, const struct destination *dst,
+				      struct denial *denial, int extra)
+{
+	struct bfbpf_sni_flow *flow = NULL;
+	int reason = 0, outcome;
+
+	/* IPv6 extension headers are not walked: a judged flow cannot be read, refused. */
+	if (extra && denial->protocol == IPPROTO_TCP) {
+		struct bfbpf_sni_bound_key key = {.generation = sandbox->generation,
+						  .port = dst->port};
+
+		__builtin_memcpy(key.addr, dst->addr, sizeof(key.addr));
+		if (bpf_map_lookup_elem(&sni_bound, &key))
+			return account(sandbox, stats, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_DENY,
+				       denial);
+	}
+	outcome = sni_judge(skb, sandbox, dst, denial->protocol, stats, &reason, &flow);
+	if (outcome == SNI_PASS)
+		return account(sandbox, stats, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_ALLOW, denial);
+	if (outcome == SNI_HOLD)
+		return BFBPF_VERDICT_DENY;
+	if (outcome == SNI_DROP) {
+		stats->denied[BFBPF_HOOK_EGRESS]++;
+		return BFBPF_VERDICT_DENY;
+	}
+	denial->reason = (__u8)reason;
+	denial->flow = flow;
+	egress_source(skb, denial);
+	return account(sandbox, stats, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_DENY, denial);
+}
+
+static __always_inline int egress_verdict(struct __sk_buff *skb)
 {
 	const struct bfbpf_sandbox *sandbox = sandbox_current();
 	struct bfbpf_stats *stats;
@@ -222,8 +294,22 @@ int bfbpf_egress(struct __sk_buff *skb)
 	if (packet_destination(skb, &dst, &denial.protocol, &extra) ||
 	    (extra && packet_source_routed(skb)))
 		return account(sandbox, stats, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_DENY, &denial);
-	return account(sandbox, stats, BFBPF_HOOK_EGRESS, policy_verdict(sandbox, stats, &dst),
-		       &denial);
+	if (policy_verdict(sandbox, stats, &dst) != BFBPF_VERDICT_ALLOW)
+		return account(sandbox, stats, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_DENY, &denial);
+	if (!(sandbox->flags & BFBPF_SANDBOX_SNI) || destination_is_loopback(&dst))
+		return account(sandbox, stats, BFBPF_HOOK_EGRESS, BFBPF_VERDICT_ALLOW, &denial);
+	return egress_sni(skb, sandbox, stats, &dst, &denial, extra);
+}
+
+SEC("cgroup_skb/egress")
+int bfbpf_egress(struct __sk_buff *skb)
+{
+	/*
+	 * verifier: clang keeps the verdict of the judged path in a stack slot
+	 * the verifier reads back as any 32-bit value; egress must return 0..3.
+	 * The mask changes nothing (verdicts are 0 or 1).
+	 */
+	return egress_verdict(skb) & 1;
 }
 
 /*

@@ -14,7 +14,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a key, value or map definition below changes. */
-#define BFBPF_ABI_VERSION 7
+#define BFBPF_ABI_VERSION 8
 
 /* Verdicts of the cgroup hooks: the kernel reads 1 as "go on", 0 as EPERM/drop. */
 #define BFBPF_VERDICT_DENY 0
@@ -34,6 +34,7 @@
 #define BFBPF_SANDBOX_DNS_V6 (1u << 2)	       /* the responder also listens on [::1] */
 #define BFBPF_SANDBOX_EVENTS (1u << 3)	       /* denials produce events */
 #define BFBPF_SANDBOX_GUARD (1u << 4)	       /* a guard: defers to registered cgroups below */
+#define BFBPF_SANDBOX_SNI (1u << 5)	       /* names bound to TLS: the sni_* maps judge */
 
 /*
  * A guard judges a socket by the nearest registered cgroup on the path from
@@ -114,6 +115,85 @@ struct bfbpf_allow_value {
 	__u8 present;
 };
 
+/*
+ * Names bound to TLS (issue 20, docs/policy.md "Names bound to TLS"). An
+ * address is name-derived on a port when the policy allows it there only
+ * because a name entry resolved to it (no literal or CIDR entry covers it).
+ * The flag saying so lives in its own map, sni_bound, keyed like the exact
+ * allow map: (generation, port, address) -> the protocol judged on that port.
+ * A TCP flow to such a destination is judged by its first bytes (egress).
+ */
+#define BFBPF_SNI_BOUND_TLS 1  /* a tls_ports port: the ClientHello's server_name */
+#define BFBPF_SNI_BOUND_HTTP 2 /* an http_ports port: the request's Host header */
+
+struct bfbpf_sni_bound_key {
+	__u32 generation;
+	__u32 port; /* host order */
+	__u8 addr[16];
+};
+
+/*
+ * The names an SNI (or Host) may carry to a name-derived address: keyed by the
+ * reversed FNV-1a of the entry's name (bfbpf_name_rhash, bpf/lib/hello.h) and
+ * the address it resolved to, on a judged port. One more key per name, with
+ * port 0 and a zero address, says that an entry names it at all (so that a
+ * refusal tells sni_address_mismatch from sni_not_allowed).
+ */
+struct bfbpf_sni_name_key {
+	__u32 generation;
+	__u32 port; /* host order; 0 with a zero address: the entry's marker */
+	__u64 name_rhash;
+	__u8 addr[16];
+};
+
+/* struct bfbpf_sni_name_value.kinds */
+#define BFBPF_SNI_NAME_SELF (1u << 0) /* the name itself (a bare entry, a lane name, learned) */
+#define BFBPF_SNI_NAME_SUBDOMAINS (1u << 1) /* its strict subdomains (bare entry, wildcard) */
+
+struct bfbpf_sni_name_value {
+	__u8 kinds;
+};
+
+/*
+ * Suffixes of an SNI looked up, shortest first ("test", "allowed.test", ...):
+ * an entry of more labels than this never matches as a parent domain (fail
+ * closed: refused, never allowed by it). The whole name is always looked up.
+ */
+#define BFBPF_SNI_MAX_LABELS 16
+
+/* Per TCP socket (socket-local storage): the judge's state of a judged flow. */
+enum bfbpf_sni_state {
+	BFBPF_SNI_UNDECIDED, /* first bytes not complete yet: held back (dropped, resent) */
+	BFBPF_SNI_ALLOWED,
+	BFBPF_SNI_REFUSED,
+	BFBPF_SNI_UNJUDGED, /* not name-derived under generation: no judge */
+};
+
+struct bfbpf_sni_flow {
+	__u32 state;	  /* enum bfbpf_sni_state */
+	__u32 generation; /* the sandbox's, when judged (a relock judges again) */
+	__u32 isn;	  /* the SYN's sequence number; stream offset 0 is isn + 1 */
+	__u8 seen_syn;	  /* isn is known */
+	__u8 reason;	  /* REFUSED: enum bfbpf_reason */
+	__u8 bound;	  /* BFBPF_SNI_BOUND_* */
+	__u8 reserved;
+	__u64 since_ns; /* first held-back segment (the daemon's sweep) */
+	__u32 name_len; /* ALLOWED: the name it was allowed for */
+	__u32 reserved2;
+	char name[256] __attribute__((aligned(8)));
+};
+
+/* Why a flow was refused (struct bfbpf_event.reason); 0: a plain address denial. */
+enum bfbpf_reason {
+	BFBPF_REASON_NONE,
+	BFBPF_REASON_SNI_NOT_ALLOWED, /* no entry names the SNI */
+	BFBPF_REASON_NO_SNI,	      /* no server_name, or a ClientHello that cannot be judged */
+	BFBPF_REASON_SNI_ADDRESS_MISMATCH, /* an entry names it, but never resolved here */
+	BFBPF_REASON_HOST_NOT_ALLOWED,	   /* HTTP: Host missing, not allowed, or unparseable */
+	BFBPF_REASON_QUIC_REFUSED,	   /* UDP to a name-derived address on a TLS port */
+	BFBPF_REASON_COUNT,
+};
+
 /* The hooks, as counted and reported in events. */
 enum bfbpf_hook {
 	BFBPF_HOOK_CONNECT4,
@@ -158,9 +238,11 @@ struct bfbpf_stats {
 	__u64 allowed[BFBPF_HOOK_COUNT];
 	__u64 denied[BFBPF_HOOK_COUNT];
 	__u64 events_sent;
-	__u64 events_limited; /* over the rate: counted, not sent */
-	__u64 events_lost;    /* the ring buffer was full */
-	__u64 tokens;	      /* the rate limiter's bucket (this CPU's share) */
+	__u64 events_limited;		       /* over the rate: counted, not sent */
+	__u64 events_lost;		       /* the ring buffer was full */
+	__u64 sni_refused[BFBPF_REASON_COUNT]; /* flows refused, by reason ([0] unused) */
+	__u64 sni_allowed;		       /* judged flows allowed */
+	__u64 tokens;			       /* the rate limiter's bucket (this CPU's share) */
 	__u64 tokens_at_ns;
 	struct bfbpf_verdict_memo memo; /* the programs' own, not a counter */
 };
@@ -179,7 +261,13 @@ struct bfbpf_event {
 	__u8 protocol; /* IPPROTO_* of the socket or packet */
 	__u32 family;  /* socket creation: the family asked for; setsockopt: the level */
 	__u32 type;    /* socket creation: the type asked for; setsockopt: the option name */
-	__u32 flags;   /* BFBPF_EVENT_*; 72 bytes in all, no padding */
+	__u32 flags;   /* BFBPF_EVENT_* */
+	__u8 reason;   /* enum bfbpf_reason; 0: an address (or socket) denial */
+	__u8 reserved8;
+	__u16 sport;	/* judged flows: the socket's source port (host order) */
+	__u32 name_len; /* reason set: bytes of name (0: none) */
+	__u8 saddr[16]; /* judged flows: the socket's source address */
+	char name[256]; /* reason set: the SNI or Host judged; 352 bytes in all, no padding */
 };
 
 /*

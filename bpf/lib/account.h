@@ -8,6 +8,7 @@
 #include "lib/common.h"
 #include "lib/maps.h"
 #include "lib/destination.h"
+#include "lib/hello.h"
 /*
  * The sandbox a program runs for: the storage of the cgroup it is attached
  * at. Never NULL while the program is attached; its generation is 0 until
@@ -29,8 +30,24 @@ struct denial {
 	const struct destination *dst; /* NULL for socket creation */
 	__u8 protocol;
 	__u32 family, type;
-	int in_task; /* pid and comm are the sender's (not for egress) */
+	int in_task;			   /* pid and comm are the sender's (not for egress) */
+	__u8 reason;			   /* enum bfbpf_reason: a judged flow's refusal */
+	const struct bfbpf_sni_flow *flow; /* its state: the name judged */
+	__u32 saddr[4];			   /* its socket's source address (IPv4 mapped) */
+	__u16 sport;			   /* and port, host order */
 };
+
+/* A judged flow's name and socket, into its event. */
+static __always_inline void event_flow(struct bfbpf_event *event, const struct denial *denial)
+{
+	event->reason = denial->reason;
+	if (denial->flow && denial->flow->name_len && denial->flow->name_len <= 253) {
+		event->name_len = denial->flow->name_len;
+		bfbpf_name_copy(event->name, denial->flow->name);
+	}
+	__builtin_memcpy(event->saddr, denial->saddr, sizeof(event->saddr));
+	event->sport = denial->sport;
+}
 
 #define EVENT_TOKEN_NS (1000000000ULL / BFBPF_EVENTS_PER_SECOND)
 
@@ -113,6 +130,8 @@ static __always_inline void event_emit(const struct bfbpf_sandbox *sandbox,
 	/* A guard denies only what no registration below it covers. */
 	if (sandbox->flags & BFBPF_SANDBOX_GUARD)
 		event->flags = BFBPF_EVENT_UNREGISTERED;
+	if (denial->reason)
+		event_flow(event, denial);
 	bpf_ringbuf_submit(event, 0);
 	stats->events_sent++;
 }

@@ -89,4 +89,32 @@ struct {
 	__type(value, struct bfbpf_guard_origin);
 } guard_origins SEC(".maps");
 
+/*
+ * Names bound to TLS (issue 20): which destinations are name-derived on a
+ * judged port (sni_bound), and which names may go there (sni_names), per
+ * generation like the allow maps; each judged TCP flow's state (sni_flows).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BFBPF_MAX_EXACT_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bfbpf_sni_bound_key);
+	__type(value, __u8); /* BFBPF_SNI_BOUND_* */
+} sni_bound SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BFBPF_MAX_EXACT_ENTRIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct bfbpf_sni_name_key);
+	__type(value, struct bfbpf_sni_name_value);
+} sni_names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct bfbpf_sni_flow);
+} sni_flows SEC(".maps");
+
 #endif /* BFBPF_LIB_MAPS_H */

@@ -490,6 +490,45 @@ def goal_text(ok):
     return "**met**" if ok else "**missed**"
 
 
+def render_sni(w, rows, goals):
+    """Benchmark 10: names bound to TLS, the rule on against the unfiltered cgroup (a)
+    and against the rule off (address-only judging): handshakes/s and a TLS download."""
+    sni = [r for r in rows if r.get("bench") == "sni"]
+    labels = {"a": "unfiltered (baseline)", "off": "bfbpf, `\"sni\": \"off\"`",
+              "on": "bfbpf, `\"sni\": \"enforce\"`"}
+    for what, key, label, scale, unit, target in (
+            ("handshake", "rate", "TCP connect + TLS handshake per second (one Python client)",
+             1.0, "/s", 0.97),
+            ("bulk", "bytes_per_s", "TLS download (curl), Mbit/s", 8e-6, "", 0.97)):
+        rs = [r for r in sni if r["what"] == what]
+        if not rs:
+            continue
+        rounds = {}
+        for r in rs:
+            rounds.setdefault(r["round"], {})[r["variant"]] = r[key]
+        base = med([r[key] for r in rs if r["variant"] == "a"])
+        for v in ("a", "off", "on"):
+            vals = [r[key] * scale for r in rs if r["variant"] == v]
+            if not vals:
+                continue
+            m = med(vals)
+            ratio = m / (base * scale) if base else None
+            goal = ""
+            if v == "on" and ratio is not None:
+                ok = ratio >= target
+                goal = "≥ {}: {}".format(target, goal_text(ok))
+                goals.append(("{} with the SNI rule on (vs unfiltered)".format(
+                    "Connect + TLS handshake rate" if what == "handshake" else "TLS download"),
+                    "≥ {}".format(target), "{:.3f}".format(ratio), ok))
+            w("| 8 | {} | {} | {} | {} | {} | {} |".format(
+                label, labels[v], fmt(m, 0 if what == "handshake" else 1), spread(vals),
+                "{:.3f}".format(ratio) if ratio else "—", goal))
+        pr = paired_ratios(rounds, "a", "on")
+        if pr:
+            w("| 8 | {}: paired per-round ratio on/a | | median {:.3f} | {:.3f}–{:.3f} | | |".format(
+                what, med(pr), min(pr), max(pr)))
+
+
 def render(args):
     rows = load_results(args.results)
     with open(args.machine) as f:
@@ -843,6 +882,7 @@ def render(args):
         w("| 7 | Events of the events-on sandbox over the bench | sent / rate-limited / lost; daemon CPU while hammered | {:,} / {:,} / {:,}; {:.1f}% of a core | | | |".format(
             e.get("sent", 0), e.get("limited", 0), e.get("lost", 0), med(cpu) if cpu else 0))
     bench_containers.summary_rows(rows, w)
+    render_sni(w, rows, goals)
     w("")
 
     w("## Goals\n")

@@ -51,6 +51,9 @@
 #               time per size (tools/bench/sweep.sh). tools/bench/charts.py then draws
 #               connect rate and update time against entries as SVG (gnuplot) from the
 #               run's results: into docs/ (the full run) or build/bench/ (--quick)
+#  10 sni       names bound to TLS: TCP connect + TLS handshake per second (tls_loop.py,
+#               openssl s_server in srv on 198.18.0.2:443) and a TLS download (curl), from
+#               a sandbox with the rule on against the unfiltered cgroup and the rule off
 # BENCH_STEPS="5 6" runs only those benchmarks (the world is built all the same); its
 # report goes to build/bench/steps.md, never to docs/performance.md.
 # Exit status: 1 when a step could not run (a broken bench must fail CI); missed goals
@@ -93,7 +96,7 @@ if [ "$QUICK" = 1 ]; then
 	NAMES_COUNT=100 NAMES_ROUNDS=1 NAMES_IDLE=1
 	DNS_ROUNDS=1 DNS_SECONDS=0.5 DNS_QUERY_NAMES=20
 	EVENTS_ROUNDS=2 EVENTS_SECONDS=0.3
-	CTR_ROUNDS=2
+	CTR_ROUNDS=2 SNI_ROUNDS=2 SNI_SECONDS=0.5 SNI_MIB=16
 	RESULTS=$OUT/quick.jsonl REPORT=$OUT/quick.md
 else
 	CONNECT_ROUNDS=11 CONNECT_SECONDS=2
@@ -104,7 +107,7 @@ else
 	NAMES_COUNT=1000 NAMES_ROUNDS=3 NAMES_IDLE=10
 	DNS_ROUNDS=5 DNS_SECONDS=5 DNS_QUERY_NAMES=100
 	EVENTS_ROUNDS=7 EVENTS_SECONDS=2
-	CTR_ROUNDS=11
+	CTR_ROUNDS=11 SNI_ROUNDS=7 SNI_SECONDS=3 SNI_MIB=512
 	RESULTS=$OUT/results.jsonl REPORT=$ROOT/docs/performance.md
 fi
 if [ -n "${BENCH_STEPS:-}" ] && [ "$QUICK" = 0 ]; then
@@ -741,6 +744,75 @@ bench_events() {
 	stop_daemon noev "$off_pid"
 }
 
+# ---------------------------------------------------------------- 8. names bound to TLS
+
+# sni_up: its own dnsmasq (sni-bench.test -> 198.18.0.2), daemon, TLS server and sandboxes
+sni_up() {
+	local port
+	mkdir -p "$TMP/sni-www" "$CGB/sni-on" "$CGB/sni-off" || return 1
+	echo "198.18.0.2 sni-bench.test" >"$TMP/sni.hosts"
+	port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts \
+		--addn-hosts="$TMP/sni.hosts" --bind-interfaces --listen-address=127.0.0.1 --port="$port" \
+		--local-ttl=600 --pid-file= --user=root >"$TMP/dnsmasq-sni.log" 2>&1 &
+	DNSMASQ_PIDS+=($!)
+	wait_dns - 127.0.0.1 "$port" || true
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=sni-bench.test -keyout "$TMP/sni-key.pem" -out "$TMP/sni-cert.pem" \
+		>/dev/null 2>&1 || return 1
+	head -c $((SNI_MIB * 1048576)) /dev/zero >"$TMP/sni-www/big"
+	(cd "$TMP/sni-www" && in_ns "$NS_SRV" openssl s_server -quiet -accept 198.18.0.2:443 -WWW \
+		-cert "$TMP/sni-cert.pem" -key "$TMP/sni-key.pem" -naccept 1000000000) \
+		>"$TMP/sni-server.log" 2>&1 &
+	PIDS+=($!)
+	start_daemon sni --dns-server "127.0.0.1:$port" || return 1
+	SNI_PID=$DPID
+	echo '{"network_mode":"allowlist","allowed_hosts":["sni-bench.test"]}' >"$TMP/sni-on.json"
+	echo '{"network_mode":"allowlist","allowed_hosts":["sni-bench.test"],"sni":"off"}' \
+		>"$TMP/sni-off.json"
+	"$BFBPF" attach --cgroup "$CGB/sni-on" --policy "$TMP/sni-on.json" --socket "$TMP/sni.sock" \
+		>/dev/null || return 1
+	"$BFBPF" attach --cgroup "$CGB/sni-off" --policy "$TMP/sni-off.json" \
+		--socket "$TMP/sni.sock" >/dev/null || return 1
+	sleep 1 # the name's first answer
+}
+
+sni_cg() { case $1 in a) echo "$CGB/plain" ;; *) echo "$CGB/sni-$1" ;; esac; }
+
+bench_sni() {
+	local round v out speed
+	sni_up || return 1
+	for round in $(seq "$SNI_ROUNDS"); do
+		for v in $(rotated "$round" a on off); do
+			out=$(in_sandbox "$(sni_cg "$v")" "$PY" "$ROOT/tools/bench/tls_loop.py" --addr 198.18.0.2 \
+				--name sni-bench.test --seconds "$SNI_SECONDS") || return 1
+			[ "$(jget "$out" 'd["handshakes"]')" -gt 0 ] || {
+				warn "sni: no handshake from $v: $out"
+				return 1
+			}
+			record "{\"bench\":\"sni\",\"what\":\"handshake\",\"variant\":\"$v\",\"round\":$round,${out#\{}"
+			say "   round $round handshakes $v: $(jget "$out" 'round(d["rate"])')/s"
+		done
+		for v in $(rotated "$round" a on off); do
+			speed=$(in_sandbox "$(sni_cg "$v")" curl -sk --max-time 120 -o /dev/null \
+				--resolve sni-bench.test:443:198.18.0.2 -w '%{speed_download}' \
+				https://sni-bench.test/big) || return 1
+			record "{\"bench\":\"sni\",\"what\":\"bulk\",\"variant\":\"$v\",\"round\":$round,\"bytes_per_s\":$speed}"
+			say "   round $round TLS download $v: $(awk -v b="$speed" 'BEGIN { printf "%.0f", b * 8 / 1e6 }') Mbit/s"
+		done
+	done
+	# sanity, last (s_server serves one connection at a time): with the rule on, another name to the same address is refused
+	out=$(in_sandbox "$CGB/sni-on" timeout 10 "$PY" "$ROOT/tools/bench/tls_loop.py" --addr 198.18.0.2 \
+		--name evil.test --seconds 0.5)
+	[ "$(jget "$out" 'd["handshakes"]')" = 0 ] || {
+		warn "sni: evil.test passed the rule: $out"
+		return 1
+	}
+	"$BFBPF" detach --cgroup "$CGB/sni-on" --socket "$TMP/sni.sock" >/dev/null
+	"$BFBPF" detach --cgroup "$CGB/sni-off" --socket "$TMP/sni.sock" >/dev/null
+	stop_daemon sni "$SNI_PID"
+}
+
 step "1. connect rate" bench_connect
 step "2. bulk throughput" bench_bulk
 step "3. policy update" bench_update
@@ -752,6 +824,7 @@ step "8. containers" bench_containers
 # shellcheck disable=SC1091 # linted on its own
 . "$ROOT/tools/bench/sweep.sh"
 step "9. sweep" bench_sweep
+step "10. names bound to TLS" bench_sni
 
 kill -0 "$DAEMON_PID" 2>/dev/null || {
 	warn "the daemon died during the bench: $(tail -5 "$TMP/daemon.log")"

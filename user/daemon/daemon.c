@@ -136,6 +136,18 @@ int daemon_epoll_add(struct daemon *daemon, int fd)
 	return epoll_ctl(daemon->epoll_fd, EPOLL_CTL_ADD, fd, &event) ? -errno : 0;
 }
 
+/* Half a second: a refused flow's client errors within about that (sandbox_sweep.c). */
+#define DAEMON_SWEEP_MS 500
+
+static void daemon_sweep(struct daemon *daemon)
+{
+	uint64_t expirations;
+
+	if (read(daemon->sweep_fd, &expirations, sizeof(expirations)) < 0)
+		return;
+	sandbox_registry_sweep(&daemon->registry);
+}
+
 static void daemon_tick(struct daemon *daemon)
 {
 	uint64_t expirations;
@@ -254,6 +266,8 @@ static int daemon_loop(struct daemon *daemon)
 				daemon_accept(daemon);
 			else if (fd == daemon->timer_fd)
 				daemon_tick(daemon);
+			else if (fd == daemon->sweep_fd)
+				daemon_sweep(daemon);
 			else if (daemon->resolver &&
 				 resolver_handle_fd(daemon->resolver, fd, events[i].events))
 				continue;
@@ -277,6 +291,8 @@ static int daemon_setup_events(struct daemon *daemon)
 {
 	time_t interval = daemon->options->verify_interval_seconds;
 	struct itimerspec tick = {{interval, 0}, {interval, 0}};
+	struct itimerspec sweep = {{0, DAEMON_SWEEP_MS * 1000000L},
+				   {0, DAEMON_SWEEP_MS * 1000000L}};
 	sigset_t signals;
 
 	sigemptyset(&signals);
@@ -286,11 +302,14 @@ static int daemon_setup_events(struct daemon *daemon)
 	signal(SIGPIPE, SIG_IGN);
 	daemon->signal_fd = signalfd(-1, &signals, SFD_CLOEXEC);
 	daemon->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	if (daemon->signal_fd < 0 || daemon->timer_fd < 0 ||
-	    timerfd_settime(daemon->timer_fd, 0, &tick, NULL))
+	daemon->sweep_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (daemon->signal_fd < 0 || daemon->timer_fd < 0 || daemon->sweep_fd < 0 ||
+	    timerfd_settime(daemon->timer_fd, 0, &tick, NULL) ||
+	    timerfd_settime(daemon->sweep_fd, 0, &sweep, NULL))
 		return -errno;
 	if (daemon_epoll_add(daemon, daemon->signal_fd) ||
 	    daemon_epoll_add(daemon, daemon->timer_fd) ||
+	    daemon_epoll_add(daemon, daemon->sweep_fd) ||
 	    daemon_epoll_add(daemon, daemon->listen_fd))
 		return -errno;
 	return 0;
@@ -397,6 +416,8 @@ static void daemon_close(struct daemon *daemon, int lock_fd, struct loader *load
 		close(daemon->epoll_fd);
 	if (daemon->timer_fd >= 0)
 		close(daemon->timer_fd);
+	if (daemon->sweep_fd >= 0)
+		close(daemon->sweep_fd);
 	if (daemon->signal_fd >= 0)
 		close(daemon->signal_fd);
 	containers_close(&daemon->registry);
@@ -416,6 +437,7 @@ int daemon_run(const struct daemon_options *options)
 				.listen_fd = -1,
 				.signal_fd = -1,
 				.timer_fd = -1,
+				.sweep_fd = -1,
 				.epoll_fd = -1,
 				.metrics_fd = -1};
 	char state_dir[PATH_MAX], socket_copy[PATH_MAX];

@@ -42,6 +42,7 @@ struct daemon {
 	struct events *events;
 	int metrics_fd; /* --metrics-listen, or -1 */
 	int epoll_fd, listen_fd, signal_fd, timer_fd;
+	int sweep_fd; /* every DAEMON_SWEEP_MS: refused SNI flows are destroyed (fail fast) */
 	char cgroup_mount[PATH_MAX]; /* where peers' cgroups are looked up; "" until found */
 	struct daemon_client clients[DAEMON_MAX_CLIENTS];
 };

@@ -68,6 +68,12 @@ static void metrics_sandbox(struct sandbox_registry *registry, const struct sand
 		(unsigned long long)sum.events_limited);
 	fprintf(out, "bfbpf_events_total{cgroup=\"%s\",outcome=\"lost\"} %llu\n", label,
 		(unsigned long long)sum.events_lost);
+	/* Names bound to TLS: judged flows, allowed or refused by reason. */
+	fprintf(out, "bfbpf_sni_flows_total{cgroup=\"%s\",outcome=\"allowed\"} %llu\n", label,
+		(unsigned long long)sum.sni_allowed);
+	for (unsigned int reason = 1; reason < BFBPF_REASON_COUNT; reason++)
+		fprintf(out, "bfbpf_sni_flows_total{cgroup=\"%s\",outcome=\"%s\"} %llu\n", label,
+			events_reason_name(reason), (unsigned long long)sum.sni_refused[reason]);
 	metrics_dns(sandbox, label, out);
 }
 
@@ -93,6 +99,8 @@ char *metrics_text(struct sandbox_registry *registry)
 		     "packets).\n# TYPE bfbpf_verdicts_total counter\n");
 	fprintf(out, "# HELP bfbpf_events_total Denial events: sent, over the rate limit, or lost "
 		     "to a full ring.\n# TYPE bfbpf_events_total counter\n");
+	fprintf(out, "# HELP bfbpf_sni_flows_total Flows judged by their TLS SNI or HTTP Host: "
+		     "allowed, or refused by reason.\n# TYPE bfbpf_sni_flows_total counter\n");
 	fprintf(out, "# HELP bfbpf_dns_queries_total Queries of the sandbox's DNS responder.\n"
 		     "# TYPE bfbpf_dns_queries_total counter\n");
 	for (size_t i = 0; i < registry->count; i++)

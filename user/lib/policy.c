@@ -22,7 +22,8 @@
 
 static const char *const policy_keys[] = {
 	"network_mode",	   "allow_internet", "allowed_hosts",	"allow_model_endpoint",
-	"model_endpoints", "allow_loopback", "runtime_network",
+	"model_endpoints", "allow_loopback", "runtime_network", "sni",
+	"tls_ports",	   "http_ports",
 };
 
 static void policy_errf(char *err, size_t err_size, const char *fmt, ...)
@@ -89,7 +90,7 @@ static int policy_check_keys(const json_t *object, char *err, size_t err_size)
 		policy_errf(err, err_size,
 			    "unknown key \"%." POLICY_QUOTE_MAX "s\" (known: network_mode, "
 			    "allow_internet, allowed_hosts, allow_model_endpoint, "
-			    "model_endpoints, allow_loopback, runtime_network)",
+			    "model_endpoints, allow_loopback, runtime_network, sni, tls_ports, http_ports)",
 			    key);
 		return -EINVAL;
 	}
@@ -335,6 +336,9 @@ int policy_from_json_loopback(const json_t *object, bool allow_loopback, struct 
 		ret = -EINVAL;
 		goto cleanup;
 	}
+	ret = policy_sni_read(object, &p, err, err_size);
+	if (ret)
+		goto cleanup;
 	if (policy_count_names(&p) > POLICY_MAX_NAMES) {
 		/* Each name is resolved (twice per TTL) for as long as the policy lives. */
 		policy_errf(err, err_size,
@@ -521,6 +525,7 @@ json_t *policy_to_json(const struct policy *policy)
 	/* Shown when asked for only: policies without it read back as they were written. */
 	if (policy->runtime_network)
 		bad |= json_object_set_new(o, "runtime_network", json_true());
+	bad |= policy_sni_to_json(policy, o);
 	if (bad) {
 		json_decref(o);
 		return NULL;

@@ -56,6 +56,9 @@ struct policy_entry {
 	uint16_t port; /* 0: every port */
 };
 
+/* Ports at most in each of tls_ports and http_ports (docs/policy.md "Names bound to TLS"). */
+#define POLICY_MAX_SNI_PORTS 16
+
 struct policy {
 	enum policy_mode mode;
 	bool allow_loopback;	   /* default true (false for bfbpf run) */
@@ -72,6 +75,17 @@ struct policy {
 	struct policy_entry *allowed_hosts;
 	size_t n_model_endpoints;
 	struct policy_entry *model_endpoints;
+	/*
+	 * Issue 20, names bound to TLS (policy_sni.c). Zero is the default, so
+	 * that a policy built in code gets it: sni "enforce", tls_ports [443],
+	 * http_ports [80]. Read the ports with policy_sni_ports().
+	 */
+	bool sni_off;	       /* "sni": "off": address-only judging */
+	bool tls_ports_given;  /* tls_ports was in the file (else [443]) */
+	bool http_ports_given; /* http_ports was in the file (else [80]) */
+	uint8_t n_tls_ports, n_http_ports;
+	uint16_t tls_ports[POLICY_MAX_SNI_PORTS];  /* sorted, unique, 1..65535 */
+	uint16_t http_ports[POLICY_MAX_SNI_PORTS]; /* sorted, unique, none in tls_ports */
 };
 
 /* The two lists of entries a policy holds. */
@@ -138,6 +152,20 @@ uint64_t policy_digest(const struct policy *policy);
  * recognise what an older daemon programmed (re-adoption after an upgrade).
  */
 uint64_t policy_digest_legacy(const struct policy *policy);
+
+/*
+ * Names bound to TLS (policy_sni.c). Is the rule on: "sni" not "off", in a
+ * mode with entries in force (allowlist, or no-network with a lane)?
+ */
+bool policy_sni_enforced(const struct policy *policy);
+/* The ports judged, defaults applied: tls (true) or http (false). */
+const uint16_t *policy_sni_ports(const struct policy *policy, bool tls, size_t *count);
+/* Reads "sni", "tls_ports", "http_ports" of a policy object into out (already parsed mode). */
+int policy_sni_read(const json_t *object, struct policy *out, char *err, size_t err_size);
+/* Adds the non-default ones to a canonical object; -1 on failure. */
+int policy_sni_to_json(const struct policy *policy, json_t *object);
+/* Mixes the non-default ones into a digest (a default policy's digest is unchanged). */
+uint64_t policy_sni_digest(const struct policy *policy, uint64_t h);
 
 /* A deep copy (its own entry arrays, names packed in them). */
 int policy_copy(const struct policy *policy, struct policy *out);

@@ -308,7 +308,7 @@ uint64_t policy_digest(const struct policy *policy)
 	if (policy_digest_list(&h, policy->allowed_hosts, policy->n_allowed_hosts) ||
 	    policy_digest_list(&h, policy->model_endpoints, policy->n_model_endpoints))
 		return 0; /* out of memory: matches nothing a sandbox holds */
-	return h;
+	return policy_sni_digest(policy, h);
 }
 
 uint64_t policy_digest_legacy(const struct policy *policy)

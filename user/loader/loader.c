@@ -346,6 +346,9 @@ int loader_stats_read(struct loader *loader, uint64_t cgroup_id, struct bfbpf_st
 		sum->events_sent += values[cpu].events_sent;
 		sum->events_limited += values[cpu].events_limited;
 		sum->events_lost += values[cpu].events_lost;
+		for (int reason = 0; reason < BFBPF_REASON_COUNT; reason++)
+			sum->sni_refused[reason] += values[cpu].sni_refused[reason];
+		sum->sni_allowed += values[cpu].sni_allowed;
 	}
 cleanup:
 	free(values);

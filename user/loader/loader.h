@@ -16,6 +16,7 @@
 
 #include "bfbpf.h"
 #include "lib/allowset.h"
+#include "lib/sniset.h"
 
 enum loader_hook {
 	LOADER_HOOK_CONNECT4,
@@ -68,6 +69,17 @@ int loader_snapshot_generation(const struct loader_snapshot *snapshot, uint32_t 
 void loader_snapshot_free(struct loader_snapshot *snapshot);
 /* Delete every allow entry whose generation no sandbox uses (after a crash). */
 int loader_entries_collect_garbage(struct loader *loader);
+
+/*
+ * Names bound to TLS (loader_sni.c): a set's sni_bound and sni_names keys
+ * under a generation (on failure none of that generation stays); collect
+ * deletes the keys of generations no sandbox uses, and of dead (0: none)
+ * whatever uses it (a generation that was never flipped to).
+ */
+int loader_sni_write(struct loader *loader, uint32_t generation, const struct sniset *set);
+int loader_sni_collect(struct loader *loader, uint32_t dead);
+/* The sk storage map of the judge's flow states (read through sock_diag). */
+int loader_sni_flows_fd(const struct loader *loader);
 
 /*
  * A sandbox's value lives in the cgroup storage of its cgroup: it exists

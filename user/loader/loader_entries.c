@@ -412,6 +412,7 @@ int loader_entries_collect_garbage(struct loader *loader)
 	}
 	if (removed)
 		log_info("removed %zu allow entries that no sandbox uses", removed);
+	err = loader_sni_collect(loader, 0); /* and the SNI keys of those generations */
 cleanup:
 	free(live);
 	free(ids);

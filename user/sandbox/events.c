@@ -24,6 +24,39 @@ static const char *const events_hook_names[BFBPF_HOOK_COUNT] = {
 	[BFBPF_HOOK_SOCKET_LSM] = "socket_lsm",	  [BFBPF_HOOK_SETSOCKOPT] = "setsockopt",
 };
 
+/* enum bfbpf_reason, as events and counters name them (docs/policy.md). */
+static const char *const events_reason_names[BFBPF_REASON_COUNT] = {
+	[BFBPF_REASON_NONE] = "",
+	[BFBPF_REASON_SNI_NOT_ALLOWED] = "sni_not_allowed",
+	[BFBPF_REASON_NO_SNI] = "no_sni",
+	[BFBPF_REASON_SNI_ADDRESS_MISMATCH] = "sni_address_mismatch",
+	[BFBPF_REASON_HOST_NOT_ALLOWED] = "host_not_allowed",
+	[BFBPF_REASON_QUIC_REFUSED] = "quic_refused",
+};
+
+const char *events_reason_name(unsigned int reason)
+{
+	return reason && reason < BFBPF_REASON_COUNT ? events_reason_names[reason] : NULL;
+}
+
+/* A judged flow's refusal: why, and the name it carried (checked: a DNS name). */
+static void events_add_reason(json_t *event, const struct bfbpf_event *raw)
+{
+	char name[sizeof(raw->name) + 1];
+	size_t n = raw->name_len < sizeof(raw->name) ? raw->name_len : 0;
+
+	if (!events_reason_name(raw->reason))
+		return;
+	json_object_set_new(event, "reason", json_string(events_reason_name(raw->reason)));
+	memcpy(name, raw->name, n);
+	name[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') ||
+		      name[i] == '-' || name[i] == '_' || name[i] == '.'))
+			name[i] = '?';
+	json_object_set_new(event, "sni", n ? json_string(name) : json_null());
+}
+
 const char *events_hook_name(unsigned int hook)
 {
 	return hook < BFBPF_HOOK_COUNT ? events_hook_names[hook] : "unknown";
@@ -211,6 +244,7 @@ static int events_on_ring(void *context, void *data, size_t size)
 		json_object_set_new(event, "address", json_string(address));
 		json_object_set_new(event, "port", json_integer(raw->port));
 		json_object_set_new(event, "names", events_names_of(events, sandbox, &addr));
+		events_add_reason(event, raw);
 	}
 	events_record(events, event, raw->cgroup_id, when);
 	return 0;
@@ -338,7 +372,7 @@ void events_unfollow(struct events *events, int fd)
 json_t *events_counters(struct events *events, const struct sandbox *sandbox)
 {
 	struct bfbpf_stats sum;
-	json_t *hooks = json_object();
+	json_t *hooks = json_object(), *sni;
 
 	if (loader_stats_read(events->loader, sandbox->cgroup_id, &sum)) {
 		json_decref(hooks);
@@ -349,9 +383,13 @@ json_t *events_counters(struct events *events, const struct sandbox *sandbox)
 				    json_pack("{s:I, s:I}", "allowed",
 					      (json_int_t)sum.allowed[hook], "denied",
 					      (json_int_t)sum.denied[hook]));
-	return json_pack("{s:o, s:{s:I, s:I, s:I}}", "hooks", hooks, "events", "sent",
+	sni = json_pack("{s:I}", "allowed", (json_int_t)sum.sni_allowed);
+	for (int reason = 1; sni && reason < BFBPF_REASON_COUNT; reason++)
+		json_object_set_new(sni, events_reason_names[reason],
+				    json_integer((json_int_t)sum.sni_refused[reason]));
+	return json_pack("{s:o, s:{s:I, s:I, s:I}, s:o}", "hooks", hooks, "events", "sent",
 			 (json_int_t)sum.events_sent, "limited", (json_int_t)sum.events_limited,
-			 "lost", (json_int_t)sum.events_lost);
+			 "lost", (json_int_t)sum.events_lost, "sni", sni ? sni : json_null());
 }
 
 static void events_format_socket(long long family, long long type, char *out, size_t size)
@@ -412,6 +450,13 @@ void events_format_line(json_t *event, char *out, size_t size)
 			 json_string_value(name));
 	if (used && used < sizeof(annotation) - 1)
 		strcat(annotation, ")");
+	if (json_string_value(json_object_get(event, "reason")))
+		used += snprintf(annotation + used, sizeof(annotation) - used, " %s%s%s",
+				 json_string_value(json_object_get(event, "reason")),
+				 json_string_value(json_object_get(event, "sni")) ? " sni=" : "",
+				 json_string_value(json_object_get(event, "sni"))
+					 ? json_string_value(json_object_get(event, "sni"))
+					 : "");
 	snprintf(out, size, "%s DENY %s %s%s pid %lld %s [%s] %s%s", when,
 		 json_string_value(json_object_get(event, "protocol")), target, annotation,
 		 json_integer_value(json_object_get(event, "tgid")),

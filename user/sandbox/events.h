@@ -52,6 +52,8 @@ void events_unfollow(struct events *events, int fd);
 json_t *events_counters(struct events *events, const struct sandbox *sandbox);
 /* The name of a hook of the counters and events (BFBPF_HOOK_*), as status and metrics show it. */
 const char *events_hook_name(unsigned int hook);
+/* A judged flow's refusal reason (enum bfbpf_reason): its name, NULL for none. */
+const char *events_reason_name(unsigned int reason);
 
 /* One human line for an event object (`bfbpf log` without --json). */
 void events_format_line(json_t *event, char *out, size_t size);

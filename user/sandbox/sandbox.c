@@ -74,6 +74,8 @@ uint32_t sandbox_flags(const struct policy *policy)
 		flags |= BFBPF_SANDBOX_PUBLIC;
 	if (policy->allow_loopback)
 		flags |= BFBPF_SANDBOX_ALLOW_LOOPBACK;
+	if (policy_sni_enforced(policy))
+		flags |= BFBPF_SANDBOX_SNI;
 	return flags;
 }
 
@@ -204,6 +206,23 @@ static int sandbox_entries_write(struct sandbox_registry *registry, uint32_t gen
 	return err;
 }
 
+/* The SNI keys of a policy's names under a generation not yet flipped to. */
+static int sandbox_sni_write(struct sandbox_registry *registry, const struct policy *policy,
+			     const struct sandbox_learned *learned, size_t learned_count,
+			     uint32_t generation)
+{
+	struct sniset set = {0};
+	int err = sandbox_sniset_compute(registry, policy, learned, learned_count, &set);
+
+	if (!err)
+		err = loader_sni_write(registry->loader, generation, &set);
+	if (err)
+		log_error("writing the SNI entries of generation %u: %s", generation,
+			  strerror(-err));
+	sniset_free(&set);
+	return err;
+}
+
 /*
  * Which cgroup (and network namespace) an attach names, and whether it may be
  * attached: not already, and not nested with another sandbox.
@@ -323,6 +342,9 @@ int sandbox_attach_role(struct sandbox_registry *registry, const char *path, con
 	if (err)
 		goto kernel_error;
 	entries_written = true;
+	err = sandbox_sni_write(registry, policy, NULL, 0, sandbox->generation);
+	if (err)
+		goto kernel_error;
 	err = loader_links_attach(registry->loader, sandbox->cgroup_id, sandbox->path,
 				  sandbox->link_fds);
 	if (err)
@@ -360,8 +382,10 @@ kernel_error:
 undo:
 	/* Detaching the links frees the value (cgroup storage); then the entries. */
 	loader_links_detach(registry->loader, sandbox->cgroup_id, sandbox->link_fds);
-	if (entries_written)
+	if (entries_written) {
 		loader_entries_delete(registry->loader, sandbox->generation, &sandbox->applied);
+		loader_sni_collect(registry->loader, sandbox->generation);
+	}
 	if (names_referenced)
 		resolver_policy_unref(registry->resolver, policy);
 cleanup:
@@ -383,12 +407,21 @@ static int sandbox_program(struct sandbox_registry *registry, struct sandbox *sa
 	err = sandbox_entries_write(registry, generation, next);
 	if (err)
 		return err;
-	sandbox_value(sandbox, policy, generation, digest, &value);
-	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
+	err = sandbox_sni_write(registry, policy, sandbox->learned, sandbox->learned_count,
+				generation);
 	if (err) {
 		loader_entries_delete(registry->loader, generation, next);
 		return err;
 	}
+	sandbox_value(sandbox, policy, generation, digest, &value);
+	err = loader_sandbox_set(registry->loader, sandbox->cgroup_id, &value);
+	if (err) {
+		loader_entries_delete(registry->loader, generation, next);
+		loader_sni_collect(registry->loader, generation);
+		return err;
+	}
+	/* The replaced generation's SNI keys go at once: no sandbox uses it any more. */
+	loader_sni_collect(registry->loader, 0);
 	sandbox_garbage_add(registry, sandbox->generation, &sandbox->applied);
 	sandbox->applied = *next;
 	memset(next, 0, sizeof(*next));
@@ -458,6 +491,11 @@ int sandbox_update(struct sandbox_registry *registry, struct sandbox *sandbox,
 	free(sandbox->last_verify);
 	sandbox->last_verify = NULL;
 	sandbox->state_dirty = true; /* written after the reply (sandbox_registry_collect) */
+	/* A relock: the flows it cuts fail now, not at the client's timeout. */
+	if (sandbox_sweep(registry, sandbox, true))
+		log_warn("%s: could not destroy the flows the update cut; they stall until "
+			 "their clients time out",
+			 sandbox->path);
 	log_info("updated %s (%s, generation %u, %zu entries)", sandbox->path,
 		 policy_mode_name(sandbox->policy.mode), sandbox->generation,
 		 sandbox->applied.count);
@@ -568,6 +606,10 @@ json_t *sandbox_to_json(struct sandbox_registry *registry, const struct sandbox 
 		json_object_set_new(object, "guard", guard_to_json(registry, sandbox));
 	if (object && registry->resolver && sandbox->policy_known)
 		json_object_set_new(object, "names", sandbox_names_to_json(registry, sandbox));
+	if (object && sandbox->policy_known) /* names bound to TLS: is the rule on? */
+		json_object_set_new(
+			object, "sni",
+			json_string(policy_sni_enforced(&sandbox->policy) ? "enforce" : "off"));
 	if (object && sandbox->responder)
 		json_object_set_new(object, "dns", responder_status(sandbox->responder));
 	if (object && registry->events)

@@ -174,6 +174,17 @@ int sandbox_allowset_compute(const struct sandbox_registry *registry, const stru
 /* Persist a sandbox's path, netns, policy and learned names (atomic rename). */
 int sandbox_state_write(const struct sandbox_registry *registry, struct sandbox *sandbox);
 /* What the maps of a sandbox must hold now (the policy, its names, its learned names). */
+/* The SNI keys of a policy's names (none when the rule is off): sniset.h. */
+int sandbox_sniset_compute(const struct sandbox_registry *registry, const struct policy *policy,
+			   const struct sandbox_learned *learned, size_t learned_count,
+			   struct sniset *out);
+/*
+ * Destroy the sandbox's refused and long-undecided flows (sock_diag SOCK_DESTROY, in its
+ * namespace); relock: also its established flows its policy no longer allows (sandbox_sweep.c).
+ */
+int sandbox_sweep(struct sandbox_registry *registry, const struct sandbox *sandbox, bool relock);
+/* The same for every sandbox with the rule on (the daemon's sweep timer). */
+void sandbox_registry_sweep(struct sandbox_registry *registry);
 int sandbox_expected_allowset(struct sandbox_registry *registry, struct sandbox *sandbox,
 			      struct allowset *out);
 /* Remember a name learned through DNS (LRU beyond the cap); true if it is new. */

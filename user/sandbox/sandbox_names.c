@@ -289,3 +289,97 @@ void sandbox_learned_prune(struct sandbox_registry *registry, struct sandbox *sa
 	}
 	sandbox->learned_count = kept;
 }
+
+/* A name's current addresses that its entry programs (the same filters as sandbox_add_name). */
+static size_t sandbox_name_addresses(const struct sandbox_registry *registry,
+				     const char *entry_name, uint16_t port, bool filtered,
+				     const struct allowset *literals, struct in6_addr *out)
+{
+	struct names_entry *name = names_find(resolver_names(registry->resolver), entry_name);
+	size_t n = 0;
+
+	for (size_t i = 0; name && i < name->count && i < NAMES_MAX_ADDRESSES; i++) {
+		const struct in6_addr *addr = &name->addresses[i].addr;
+
+		if (sandbox_address_unspecified(addr) ||
+		    (filtered && names_address_is_dropped(addr, literals, port)))
+			continue;
+		out[n++] = *addr;
+	}
+	return n;
+}
+
+/* The SNI keys of one list's entries in force (docs/policy.md "Names bound to TLS"). */
+static int sandbox_sniset_list(const struct sandbox_registry *registry, const struct policy *policy,
+			       int list, const struct allowset *literals, struct sniset *set)
+{
+	struct in6_addr addrs[NAMES_MAX_ADDRESSES];
+	size_t count, n;
+	const struct policy_entry *entries = policy_in_force(policy, list, &count);
+	int err = 0;
+
+	for (size_t i = 0; !err && i < count; i++) {
+		const struct policy_entry *e = &entries[i];
+		/* A lane name allows itself only; an allowed host its subdomains too. */
+		uint8_t kinds = list == POLICY_LIST_HOSTS
+					? BFBPF_SNI_NAME_SELF | BFBPF_SNI_NAME_SUBDOMAINS
+					: BFBPF_SNI_NAME_SELF;
+
+		if (e->kind == POLICY_ENTRY_WILDCARD) {
+			/* Never resolved: only its marker; its learned names bring addresses. */
+			err = sniset_add_name(set, policy, e->name, BFBPF_SNI_NAME_SUBDOMAINS,
+					      e->port, NULL, 0, literals);
+			continue;
+		}
+		if (!resolver_policy_entry_is_name(e))
+			continue;
+		n = sandbox_name_addresses(registry, e->name, e->port, list == POLICY_LIST_HOSTS,
+					   literals, addrs);
+		err = sniset_add_name(set, policy, e->name, kinds, e->port, addrs, n, literals);
+	}
+	return err;
+}
+
+int sandbox_sniset_compute(const struct sandbox_registry *registry, const struct policy *policy,
+			   const struct sandbox_learned *learned, size_t learned_count,
+			   struct sniset *out)
+{
+	struct allowset literals = {0};
+	struct sniset set = {0};
+	struct in6_addr addrs[NAMES_MAX_ADDRESSES];
+	int err;
+
+	if (!policy_sni_enforced(policy) || !registry->resolver) {
+		*out = set;
+		return 0;
+	}
+	err = allowset_from_policy(policy, &literals);
+	for (int list = 0; !err && list < POLICY_LIST_COUNT; list++)
+		err = sandbox_sniset_list(registry, policy, list, &literals, &set);
+	/* A learned name: its own addresses, under each entry that allows it. */
+	for (size_t i = 0; !err && i < learned_count; i++) {
+		for (int list = 0; !err && list < POLICY_LIST_COUNT; list++) {
+			size_t count, n;
+			const struct policy_entry *entries = policy_in_force(policy, list, &count);
+
+			for (size_t j = 0; !err && j < count; j++) {
+				if (!policy_entry_allows_name(list, &entries[j], learned[i].name))
+					continue;
+				n = sandbox_name_addresses(
+					registry, learned[i].name, entries[j].port,
+					list == POLICY_LIST_HOSTS, &literals, addrs);
+				err = sniset_add_name(&set, policy, learned[i].name,
+						      BFBPF_SNI_NAME_SELF, entries[j].port, addrs,
+						      n, &literals);
+			}
+		}
+	}
+	allowset_free(&literals);
+	if (err) {
+		sniset_free(&set);
+		return err;
+	}
+	sniset_normalize(&set);
+	*out = set;
+	return 0;
+}
