@@ -90,7 +90,8 @@ static int policy_check_keys(const json_t *object, char *err, size_t err_size)
 		policy_errf(err, err_size,
 			    "unknown key \"%." POLICY_QUOTE_MAX "s\" (known: network_mode, "
 			    "allow_internet, allowed_hosts, allow_model_endpoint, "
-			    "model_endpoints, allow_loopback, runtime_network, sni, tls_ports, http_ports)",
+			    "model_endpoints, allow_loopback, runtime_network, sni, tls_ports, "
+			    "http_ports)",
 			    key);
 		return -EINVAL;
 	}
