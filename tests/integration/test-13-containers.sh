@@ -8,6 +8,8 @@
 
 ALL_TESTS+=(container_hook_first_connect container_relock_restarts container_hook_daemon_down
 	container_daemon_restart container_dns container_root_refused container_docker)
+# Under vmtest, in one of its two boots only (tests/integration/run.sh, VMTEST_ONE_BOOT).
+VMTEST_ONE_BOOT+=(container_docker)
 
 CTR_IMAGE=localhost/bfbpf-it:latest
 # Addresses the containers try: ALLOWED4 is in every policy, DENIED_WORLD4 only in "install".
