@@ -305,47 +305,65 @@ static __always_inline int sni_carries_nothing(struct __sk_buff *skb)
  * destination on a judged port. Sets *reason for an event; flow_out the
  * flow's state (for the event's name), if any.
  */
+/* UDP to a name-derived address on a TLS port: QUIC, whose Initial's SNI is encrypted. */
+static __always_inline int sni_judge_udp(const struct bfbpf_sandbox *sandbox,
+					 const struct destination *dst, struct bfbpf_stats *stats,
+					 int *reason)
+{
+	struct bfbpf_sni_bound_key key = {.generation = sandbox->generation, .port = dst->port};
+	__u8 *bound;
+
+	if (!dst->port)
+		return SNI_PASS;
+	__builtin_memcpy(key.addr, dst->addr, sizeof(key.addr));
+	bound = bpf_map_lookup_elem(&sni_bound, &key);
+	if (!bound || *bound != BFBPF_SNI_BOUND_TLS)
+		return SNI_PASS;
+	/* Clients fall back to TCP, where the ClientHello is judged. */
+	stats->sni_refused[BFBPF_REASON_QUIC_REFUSED]++;
+	*reason = BFBPF_REASON_QUIC_REFUSED;
+	return SNI_REFUSE;
+}
+
 static __always_inline int sni_judge(struct __sk_buff *skb, const struct bfbpf_sandbox *sandbox,
 				     const struct destination *dst, __u8 protocol,
 				     struct bfbpf_stats *stats, int *reason,
 				     struct bfbpf_sni_flow **flow_out)
 {
 	struct bfbpf_sni_bound_key key = {.generation = sandbox->generation, .port = dst->port};
-	struct bfbpf_sni_flow *flow = NULL;
+	struct bfbpf_sni_flow *flow;
 	struct bpf_sock *sk;
 	__u8 *bound;
 	int outcome;
 
-	if (protocol == IPPROTO_TCP) {
-		sk = skb->sk;
-		sk = sk ? bpf_sk_fullsock(sk) : NULL;
-		if (!sk)
-			return SNI_PASS; /* timewait and request sockets carry no data */
-		flow = bpf_sk_storage_get(&sni_flows, sk, 0, 0);
-		if (flow && flow->generation == sandbox->generation &&
-		    (flow->state == BFBPF_SNI_ALLOWED || flow->state == BFBPF_SNI_UNJUDGED))
-			return SNI_PASS; /* the common case, one lookup a packet */
-		if (flow && flow->state == BFBPF_SNI_REFUSED) {
-			if (sni_carries_nothing(skb))
-				return SNI_PASS;
-			*flow_out = flow;
-			return SNI_DROP;
-		}
-	} else if (protocol != IPPROTO_UDP && protocol != IPPROTO_UDPLITE) {
+	/*
+	 * Verifier: UDP is judged apart, before any socket is looked at. With one
+	 * body and two tests of the protocol, 6.1 (which loses a spilled 8-bit
+	 * scalar's value) walked a path where the second test said TCP and the
+	 * first had not, and refused the program for a socket never set.
+	 */
+	if (protocol == IPPROTO_UDP || protocol == IPPROTO_UDPLITE)
+		return sni_judge_udp(sandbox, dst, stats, reason);
+	if (protocol != IPPROTO_TCP)
 		return SNI_PASS;
+	sk = skb->sk;
+	sk = sk ? bpf_sk_fullsock(sk) : NULL;
+	if (!sk)
+		return SNI_PASS; /* timewait and request sockets carry no data */
+	flow = bpf_sk_storage_get(&sni_flows, sk, 0, 0);
+	if (flow && flow->generation == sandbox->generation &&
+	    (flow->state == BFBPF_SNI_ALLOWED || flow->state == BFBPF_SNI_UNJUDGED))
+		return SNI_PASS; /* the common case, one lookup a packet */
+	if (flow && flow->state == BFBPF_SNI_REFUSED) {
+		if (sni_carries_nothing(skb))
+			return SNI_PASS;
+		*flow_out = flow;
+		return SNI_DROP;
 	}
 	if (!dst->port)
 		return SNI_PASS;
 	__builtin_memcpy(key.addr, dst->addr, sizeof(key.addr));
 	bound = bpf_map_lookup_elem(&sni_bound, &key);
-	if (protocol != IPPROTO_TCP) {
-		if (!bound || *bound != BFBPF_SNI_BOUND_TLS)
-			return SNI_PASS;
-		/* QUIC: the SNI of its Initial packets is encrypted; clients fall back to TCP. */
-		stats->sni_refused[BFBPF_REASON_QUIC_REFUSED]++;
-		*reason = BFBPF_REASON_QUIC_REFUSED;
-		return SNI_REFUSE;
-	}
 	if (!flow) {
 		/* Made for unjudged flows too: their next packets skip the bound lookup. */
 		flow = bpf_sk_storage_get(&sni_flows, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
