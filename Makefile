@@ -132,6 +132,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libbfbpf-core.a $(USER_HDRS) include/b
 $(BUILD)/tests/lib/test_tls_sni $(BUILD)/tests/lib/test_http_host \
 $(BUILD)/san/tests/lib/test_tls_sni $(BUILD)/san/tests/lib/test_http_host \
 $(BUILD)/fuzz/fuzz_hello: $(wildcard bpf/lib/*.h)
+$(BUILD)/tests/lib/test_tls_sni $(BUILD)/tests/lib/test_http_host \
+$(BUILD)/san/tests/lib/test_tls_sni $(BUILD)/san/tests/lib/test_http_host: tests/unit/lib/hello_fixture.h
 
 # The CLI's tests are the exception: its command table names every command, the loader's
 # users included, so they link the whole library. Compiling the BPF object and generating

@@ -11,6 +11,9 @@ ALL_TESTS+=(container_hook_first_connect container_relock_restarts container_hoo
 # Under vmtest, in one of its two boots only (tests/integration/run.sh, VMTEST_ONE_BOOT).
 VMTEST_ONE_BOOT+=(container_docker)
 
+# shellcheck source=tests/integration/ctr-runtime.sh
+. "$IT_DIR/ctr-runtime.sh"
+
 CTR_IMAGE=localhost/bfbpf-it:latest
 # Addresses the containers try: ALLOWED4 is in every policy, DENIED_WORLD4 only in "install".
 CTR_ALLOWED4=198.18.0.2
@@ -163,19 +166,7 @@ v1_remove() {
 podman_up() {
 	command -v podman >/dev/null || skip "podman is not installed"
 	command -v runc >/dev/null || skip "runc is not installed"
-	local p=$CASEDIR/podman
-	mkdir -p "$p/root" "$p/run" "$p/tmp" "$p/hooks.d"
-	printf '[storage]\ndriver = "vfs"\ngraphroot = "%s"\nrunroot = "%s"\n' "$p/root" "$p/run" \
-		>"$p/storage.conf"
-	printf '[engine]\ncgroup_manager = "cgroupfs"\nruntime = "runc"\nevents_logger = "file"\nevents_logfile_path = "%s"\nhooks_dir = ["%s"]\ntmp_dir = "%s"\n' \
-		"$p/events.log" "$p/hooks.d" "$p/tmp" >"$p/containers.conf"
-	export CONTAINERS_STORAGE_CONF=$p/storage.conf CONTAINERS_CONF=$p/containers.conf
-	cat >"$p/hooks.d/bfbpf-hook.json" <<EOC
-{"version": "1.0.0",
- "hook": {"path": "$BFBPF", "args": ["bfbpf", "oci-hook", "--socket", "$SOCK"]},
- "when": {"annotations": {"^io\\\\.bfbpf\\\\.policy\$": ".*"}},
- "stages": ["createRuntime"]}
-EOC
+	ctrenv_podman_conf "$CASEDIR/podman" "$SOCK" || fail "cannot write podman's configuration"
 	defer "v1_remove"
 	defer "podman_down"
 	ctr_skeleton
@@ -379,16 +370,8 @@ docker_up() {
 	command -v runc >/dev/null || skip "runc is not installed"
 	DX=$(mktemp -d /tmp/bfbpf-dk.XXXXXX) # short: containerd's socket paths are bounded
 	defer "rm -rf '$DX'"
-	mkdir -p "$DX/data" "$DX/exec" "$DX/client"
-	printf '#!/bin/sh\nBFBPF_SOCKET=%s exec %s docker-runtime "$@"\n' "$SOCK" "$BFBPF" >"$DX/bfbpf-runc"
-	chmod 0755 "$DX/bfbpf-runc"
-	printf '{"runtimes": {"bfbpf": {"path": "%s"}}}\n' "$DX/bfbpf-runc" >"$DX/daemon.json"
-	export DOCKER_HOST=unix://$DX/docker.sock DOCKER_CONFIG=$DX/client
-	dockerd --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false --bridge=none \
-		--userland-proxy=false --data-root "$DX/data" --exec-root "$DX/exec" \
-		--pidfile "$DX/docker.pid" -H "$DOCKER_HOST" --config-file "$DX/daemon.json" \
-		--exec-opt native.cgroupdriver=cgroupfs >>"$CASEDIR/dockerd.log" 2>&1 &
-	DOCKERD_PID=$!
+	ctrenv_dockerd_start "$DX" "$SOCK" "$CASEDIR/dockerd.log" || fail "cannot start dockerd"
+	DOCKERD_PID=$CTRENV_DOCKERD
 	defer "v1_remove"
 	defer "docker_down $DOCKERD_PID"
 	local n=0

@@ -15,6 +15,10 @@
 # bridge, its own roots and socket, stopped by pid); images are an empty skeleton with the
 # host's /usr mounted read-only. Containers run under CGB (cgroupfs), with --network none.
 
+# Podman and dockerd set up as the integration tests do (ctrenv_*).
+# shellcheck source=tests/integration/ctr-runtime.sh
+. "$ROOT/tests/integration/ctr-runtime.sh"
+
 CTRB_DX=
 CTRB_DOCKERD=
 CTRB_IMAGE=localhost/bfbpf-bench:latest
@@ -50,19 +54,9 @@ ctrb_cleanup() {
 ctrb_ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) * 1000 }'; } # T0 T1 (s)
 
 ctrb_podman_up() {
-	local p=$TMP/podman d=$TMP/ctr-skel
-	mkdir -p "$p/root" "$p/run" "$p/tmp" "$p/hooks.d" "$TMP/ctr-policies" "$TMP/ctr-out"
-	printf '[storage]\ndriver = "vfs"\ngraphroot = "%s"\nrunroot = "%s"\n' "$p/root" "$p/run" \
-		>"$p/storage.conf"
-	printf '[engine]\ncgroup_manager = "cgroupfs"\nruntime = "runc"\nevents_logger = "file"\nevents_logfile_path = "%s"\nhooks_dir = ["%s"]\ntmp_dir = "%s"\n' \
-		"$p/events.log" "$p/hooks.d" "$p/tmp" >"$p/containers.conf"
-	export CONTAINERS_STORAGE_CONF=$p/storage.conf CONTAINERS_CONF=$p/containers.conf
-	cat >"$p/hooks.d/bfbpf-hook.json" <<EOC
-{"version": "1.0.0",
- "hook": {"path": "$BFBPF", "args": ["bfbpf", "oci-hook", "--socket", "$CTRB_SOCK"]},
- "when": {"annotations": {"^io\\\\.bfbpf\\\\.policy\$": ".*"}},
- "stages": ["createRuntime"]}
-EOC
+	local d=$TMP/ctr-skel
+	mkdir -p "$TMP/ctr-policies" "$TMP/ctr-out"
+	ctrenv_podman_conf "$TMP/podman" "$CTRB_SOCK" || return 1
 	mkdir -p "$d"/etc "$d"/proc "$d"/dev "$d"/sys "$d"/usr "$d"/tmp "$d"/run "$d"/out "$d"/bench
 	ln -sfn usr/bin "$d/bin"
 	ln -sfn usr/lib "$d/lib"
@@ -74,19 +68,8 @@ EOC
 
 ctrb_docker_up() {
 	CTRB_DX=$(mktemp -d /tmp/bfbpf-dk.XXXXXX) || return 1 # short: containerd's socket paths
-	mkdir -p "$CTRB_DX/data" "$CTRB_DX/exec" "$CTRB_DX/client"
-	# DOCKER_CONFIG is read by podman too (registry auth): it must hold a config.json
-	echo "{}" >"$CTRB_DX/client/config.json"
-	printf '#!/bin/sh\nBFBPF_SOCKET=%s exec %s docker-runtime "$@"\n' "$CTRB_SOCK" "$BFBPF" \
-		>"$CTRB_DX/bfbpf-runc"
-	chmod 0755 "$CTRB_DX/bfbpf-runc"
-	printf '{"runtimes": {"bfbpf": {"path": "%s"}}}\n' "$CTRB_DX/bfbpf-runc" >"$CTRB_DX/daemon.json"
-	export DOCKER_HOST=unix://$CTRB_DX/docker.sock DOCKER_CONFIG=$CTRB_DX/client
-	dockerd --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false --bridge=none \
-		--userland-proxy=false --data-root "$CTRB_DX/data" --exec-root "$CTRB_DX/exec" \
-		--pidfile "$CTRB_DX/docker.pid" -H "$DOCKER_HOST" --config-file "$CTRB_DX/daemon.json" \
-		--exec-opt native.cgroupdriver=cgroupfs >>"$TMP/dockerd.log" 2>&1 &
-	CTRB_DOCKERD=$!
+	ctrenv_dockerd_start "$CTRB_DX" "$CTRB_SOCK" "$TMP/dockerd.log" || return 1
+	CTRB_DOCKERD=$CTRENV_DOCKERD
 	local n=0
 	until docker version >/dev/null 2>&1; do
 		n=$((n + 1))

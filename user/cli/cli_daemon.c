@@ -16,9 +16,6 @@ enum {
 	CLI_DAEMON_SOCKET_GROUP,
 	CLI_DAEMON_LOG_LEVEL,
 	CLI_DAEMON_VERIFY_INTERVAL,
-	CLI_DAEMON_MIN_TTL,
-	CLI_DAEMON_MAX_TTL,
-	CLI_DAEMON_GRACE,
 	CLI_DAEMON_NO_EVENTS,
 	CLI_DAEMON_METRICS_LISTEN,
 	CLI_DAEMON_DNS_RATE,
@@ -33,12 +30,7 @@ const struct cli_option cli_daemon_options[] = {
 	 "one JSON file per sandbox, for re-adoption (default: state/ beside the socket)"},
 	{"socket-group", "GROUP", CLI_DAEMON_SOCKET_GROUP, 0,
 	 "a group whose members may also use the socket (default: root only)"},
-	{"min-ttl", "S", CLI_DAEMON_MIN_TTL, 0,
-	 "a name's TTL is clamped to at least this (0 to 86400, default 30)"},
-	{"max-ttl", "S", CLI_DAEMON_MAX_TTL, 0,
-	 "... and to at most this (0 to 86400, default 3600)"},
-	{"grace", "S", CLI_DAEMON_GRACE, 0,
-	 "an address a name stopped returning stays this long past its TTL (default 300)"},
+	CLI_NAMES_OPTIONS,
 	{"verify-interval", "SECONDS", CLI_DAEMON_VERIFY_INTERVAL, 0,
 	 "seconds between the periodic checks of every sandbox (1 to 3600, default 5)"},
 	{"no-events", NULL, CLI_DAEMON_NO_EVENTS, 0, "denials are counted but produce no events"},
@@ -59,12 +51,12 @@ const struct cli_option cli_daemon_options[] = {
 static int cli_daemon_option(struct cli_args *args, int id, const char *value, void *ctx)
 {
 	struct daemon_options *daemon = ctx;
-	struct names_config *names = &args->resolver.names;
 	enum log_level level;
 	struct group *group;
 	long long number;
 	int status;
 
+	(void)args; /* --min-ttl, --max-ttl, --grace: shared options, parsed before */
 	switch (id) {
 	case CLI_DAEMON_BPFFS:
 		if (value[0] != '/')
@@ -90,12 +82,6 @@ static int cli_daemon_option(struct cli_args *args, int id, const char *value, v
 		status = cli_number_option("--verify-interval", value, 1, 3600, "seconds", &number);
 		daemon->verify_interval_seconds = (int)number;
 		return status;
-	case CLI_DAEMON_MIN_TTL:
-		return cli_seconds_option("--min-ttl", value, &names->min_ttl);
-	case CLI_DAEMON_MAX_TTL:
-		return cli_seconds_option("--max-ttl", value, &names->max_ttl);
-	case CLI_DAEMON_GRACE:
-		return cli_seconds_option("--grace", value, &names->grace);
 	case CLI_DAEMON_NO_EVENTS:
 		daemon->events = false;
 		return CLI_EXIT_OK;

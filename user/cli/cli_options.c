@@ -216,6 +216,12 @@ static int cli_shared_option(struct cli_args *args, int id, const char *value)
 					       RESOLVER_MAX_SERVERS);
 		args->resolver.servers[args->resolver.server_count++] = value;
 		return CLI_EXIT_OK;
+	case CLI_OPTION_MIN_TTL:
+		return cli_seconds_option("--min-ttl", value, &args->resolver.names.min_ttl);
+	case CLI_OPTION_MAX_TTL:
+		return cli_seconds_option("--max-ttl", value, &args->resolver.names.max_ttl);
+	case CLI_OPTION_GRACE:
+		return cli_seconds_option("--grace", value, &args->resolver.names.grace);
 	}
 	return CLI_NOT_SHARED;
 }

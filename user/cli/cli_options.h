@@ -43,6 +43,9 @@ enum cli_option_id {
 	CLI_OPTION_DNS_SERVER,
 	CLI_OPTION_CONTAINER,
 	CLI_OPTION_RUNTIME,
+	CLI_OPTION_MIN_TTL,
+	CLI_OPTION_MAX_TTL,
+	CLI_OPTION_GRACE,
 	CLI_OPTION_OWN = 1100,
 };
 
@@ -56,6 +59,24 @@ struct cli_option {
 };
 
 #define CLI_REPEATABLE 1u
+
+/*
+ * The rows of a name's TTL bounds and grace, in the option table of each
+ * command that resolves names itself (daemon, run); parsed with the shared
+ * options, into cli_args.resolver.names.
+ */
+/* clang-format off: the rows as they stand in a table */
+#define CLI_NAMES_OPTIONS                                                                          \
+	{"min-ttl", "S", CLI_OPTION_MIN_TTL, 0,                                                    \
+	 "a name's TTL is clamped to at least this (0 to 86400, default 30)"},                     \
+		{"max-ttl", "S", CLI_OPTION_MAX_TTL, 0,                                            \
+		 "... and to at most this (0 to 86400, default 3600)"},                            \
+	{                                                                                          \
+		"grace", "S", CLI_OPTION_GRACE, 0,                                                 \
+			"an address a name stopped returning stays this long past its TTL "        \
+			"(default 300)"                                                            \
+	}
+/* clang-format on */
 
 /* Option groups and operands of a command (struct cli_command.groups). */
 enum cli_group {

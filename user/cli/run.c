@@ -96,9 +96,6 @@ enum {
 	RUN_OPTION_BPFFS,
 	RUN_OPTION_USER,
 	RUN_OPTION_ALLOW_ROOT,
-	RUN_OPTION_MIN_TTL,
-	RUN_OPTION_MAX_TTL,
-	RUN_OPTION_GRACE,
 };
 
 const struct cli_option cli_run_options[] = {
@@ -110,12 +107,7 @@ const struct cli_option cli_run_options[] = {
 	 "make the transient cgroup in this cgroup v2 directory (default: the cgroup2 root)"},
 	{"bpffs", "DIR", RUN_OPTION_BPFFS, 0,
 	 "pin the programs and maps under this directory (default " RUN_DEFAULT_BPFFS ")"},
-	{"min-ttl", "S", RUN_OPTION_MIN_TTL, 0,
-	 "a name's TTL is clamped to at least this (0 to 86400, default 30)"},
-	{"max-ttl", "S", RUN_OPTION_MAX_TTL, 0,
-	 "... and to at most this (0 to 86400, default 3600)"},
-	{"grace", "S", RUN_OPTION_GRACE, 0,
-	 "an address a name stopped returning stays this long past its TTL (default 300)"},
+	CLI_NAMES_OPTIONS,
 	{0},
 };
 
@@ -129,10 +121,10 @@ struct run_args {
 
 static int run_option(struct cli_args *args, int id, const char *value, void *ctx)
 {
-	struct names_config *names = &args->resolver.names;
 	struct run_args *own = ctx;
 	char err[128];
 
+	(void)args; /* --min-ttl, --max-ttl, --grace: shared options, parsed before */
 	switch (id) {
 	case RUN_OPTION_CGROUP_PARENT:
 		own->cgroup_parent = value;
@@ -148,12 +140,6 @@ static int run_option(struct cli_args *args, int id, const char *value, void *ct
 	case RUN_OPTION_ALLOW_ROOT:
 		own->allow_root = true;
 		return CLI_EXIT_OK;
-	case RUN_OPTION_MIN_TTL:
-		return cli_seconds_option("--min-ttl", value, &names->min_ttl);
-	case RUN_OPTION_MAX_TTL:
-		return cli_seconds_option("--max-ttl", value, &names->max_ttl);
-	case RUN_OPTION_GRACE:
-		return cli_seconds_option("--grace", value, &names->grace);
 	}
 	return CLI_EXIT_USAGE;
 }

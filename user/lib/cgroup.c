@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -175,6 +176,40 @@ static int cgroup_write_file(const char *dir, const char *file, const char *text
 		err = -errno;
 	close(fd);
 	return err;
+}
+
+static void cgroup_walk_below(struct cgroup_walk *walk, const char *cgroup, unsigned int depth)
+{
+	char path[PATH_MAX];
+	struct dirent *entry;
+	FILE *procs;
+	DIR *dir;
+	int pid;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+	procs = fopen(path, "re");
+	while (procs && walk->seen < walk->max_pids && fscanf(procs, "%d", &pid) == 1) {
+		walk->seen++;
+		walk->fn((pid_t)pid, walk->arg);
+	}
+	if (procs)
+		fclose(procs);
+	if (depth >= walk->max_depth || !(dir = opendir(cgroup)))
+		return; /* removed meanwhile: nothing below */
+	while (walk->seen < walk->max_pids && (entry = readdir(dir))) {
+		if (entry->d_type != DT_DIR || !strcmp(entry->d_name, ".") ||
+		    !strcmp(entry->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", cgroup, entry->d_name) <
+		    sizeof(path))
+			cgroup_walk_below(walk, path, depth + 1);
+	}
+	closedir(dir);
+}
+
+void cgroup_walk_procs(struct cgroup_walk *walk, const char *cgroup)
+{
+	cgroup_walk_below(walk, cgroup, 0);
 }
 
 int cgroup_join(const char *path, pid_t pid)

@@ -34,6 +34,22 @@ bool cgroup_path_contains(const char *outer, const char *inner);
  */
 int cgroup_path_is_protected(const char *path, char *why, size_t size);
 
+/*
+ * A bounded walk of a cgroup subtree's processes: the caller sets the bounds
+ * and fn; seen counts the processes handed to fn (a walk that ends with seen
+ * == max_pids may have been cut short). A cost that does not depend on the
+ * size of the host.
+ */
+struct cgroup_walk {
+	unsigned int max_depth; /* levels below the cgroup that are read */
+	unsigned int max_pids;
+	unsigned int seen;
+	void (*fn)(pid_t pid, void *arg);
+	void *arg;
+};
+/* fn for every process of the cgroup, then of its descendants (depth first), within the bounds. */
+void cgroup_walk_procs(struct cgroup_walk *walk, const char *cgroup);
+
 /* Move a process into the cgroup (pid 0: the caller). */
 int cgroup_join(const char *path, pid_t pid);
 /* Kill every process in the cgroup and remove it (and nothing else). */

@@ -215,21 +215,61 @@ static void probe_child_run(const struct probe_plan *plan, const struct probe_ta
 			probe_udp_connect(&targets->allowed, targets->allowed_port, false);
 }
 
-static void probe_child(const struct probe_plan *plan, const struct probe_targets *targets,
-			int write_fd)
+struct probe_child_arg {
+	const struct probe_plan *plan;
+	const struct probe_targets *targets;
+};
+
+static void probe_child(int joined, int write_fd, const void *arg)
 {
+	const struct probe_child_arg *child = arg;
 	int results[PROBE_COUNT];
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* In the cgroup before the first socket: the sockets below belong to the sandbox. */
-	if (cgroup_join(plan->cgroup_path, 0))
-		_exit(2);
-	if (plan->netns_fd >= 0 && setns(plan->netns_fd, CLONE_NEWNET))
-		_exit(3);
-	probe_child_run(plan, targets, results);
+	if (joined)
+		_exit(2); /* the parent reads nothing: could not join */
+	probe_child_run(child->plan, child->targets, results);
 	if (write(write_fd, results, sizeof(results)) != (ssize_t)sizeof(results))
 		_exit(4);
 	_exit(0);
+}
+
+pid_t probe_spawn(const char *cgroup, int netns_fd, probe_child_fn fn, const void *arg,
+		  int *read_fd)
+{
+	int pipe_fds[2], err;
+	pid_t child;
+
+	if (pipe2(pipe_fds, O_CLOEXEC))
+		return -errno;
+	child = fork();
+	if (child < 0) {
+		err = -errno;
+		close(pipe_fds[0]);
+		close(pipe_fds[1]);
+		return err;
+	}
+	if (child == 0) {
+		close(pipe_fds[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		err = cgroup_join(cgroup, 0);
+		if (!err && netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET))
+			err = -errno;
+		fn(err, pipe_fds[1], arg);
+		_exit(0);
+	}
+	close(pipe_fds[1]);
+	*read_fd = pipe_fds[0];
+	return child;
+}
+
+void probe_reap(pid_t child, int read_fd)
+{
+	int status;
+
+	close(read_fd);
+	kill(child, SIGKILL);
+	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
+		;
 }
 
 static void probe_format_address(const struct in6_addr *addr, char *out, size_t size)
@@ -310,7 +350,8 @@ static void probe_evaluate(const struct probe_plan *plan, const struct probe_tar
 int probe_run(const struct probe_plan *plan, json_t *checks, bool *complete)
 {
 	struct probe_targets targets;
-	int results[PROBE_COUNT], pipe_fds[2], status;
+	struct probe_child_arg arg = {plan, &targets};
+	int results[PROBE_COUNT], read_fd;
 	struct pollfd poller;
 	ssize_t got = -1;
 	pid_t child;
@@ -318,26 +359,13 @@ int probe_run(const struct probe_plan *plan, json_t *checks, bool *complete)
 	if (plan->policy && plan->policy->mode == POLICY_MODE_PUBLIC)
 		return 0; /* nothing is denied: no probe can fail or prove anything */
 	probe_targets_choose(plan, &targets);
-	if (pipe2(pipe_fds, O_CLOEXEC))
-		return -errno;
-	child = fork();
-	if (child < 0) {
-		close(pipe_fds[0]);
-		close(pipe_fds[1]);
-		return -errno;
-	}
-	if (child == 0) {
-		close(pipe_fds[0]);
-		probe_child(plan, &targets, pipe_fds[1]);
-	}
-	close(pipe_fds[1]);
-	poller = (struct pollfd){.fd = pipe_fds[0], .events = POLLIN};
+	child = probe_spawn(plan->cgroup_path, plan->netns_fd, probe_child, &arg, &read_fd);
+	if (child < 0)
+		return (int)child;
+	poller = (struct pollfd){.fd = read_fd, .events = POLLIN};
 	if (poll(&poller, 1, PROBE_TIMEOUT_MS) == 1)
-		got = read(pipe_fds[0], results, sizeof(results));
-	close(pipe_fds[0]);
-	kill(child, SIGKILL);
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
+		got = read(read_fd, results, sizeof(results));
+	probe_reap(child, read_fd);
 	if (got != (ssize_t)sizeof(results)) {
 		json_array_append_new(
 			checks, json_pack("{s:s, s:b, s:s}", "name", "probes", "ok", 0, "detail",

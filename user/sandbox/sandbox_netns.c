@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The namespaces in use below a sandbox, its responder's sockets in each, runtime_network. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -15,6 +14,7 @@
 #include <sys/syscall.h>
 
 #include "dns/responder.h"
+#include "lib/cgroup.h"
 #include "lib/log.h"
 #include "sandbox_netns.h"
 
@@ -24,7 +24,6 @@
 struct sandbox_netns_scan {
 	struct sandbox_netns_seen *seen;
 	size_t count, max;
-	unsigned int pids;
 };
 
 static void sandbox_netns_note(struct sandbox_netns_scan *scan, pid_t pid)
@@ -42,33 +41,10 @@ static void sandbox_netns_note(struct sandbox_netns_scan *scan, pid_t pid)
 		scan->seen[scan->count++] = (struct sandbox_netns_seen){(uint64_t)st.st_ino, pid};
 }
 
-/* Every process of the cgroup and its descendants, up to the bounds. */
-static void sandbox_netns_walk(struct sandbox_netns_scan *scan, const char *cgroup, int depth)
+/* A cgroup_walk's fn: scan is its arg. */
+static void sandbox_netns_note_pid(pid_t pid, void *scan)
 {
-	char path[PATH_MAX];
-	struct dirent *entry;
-	FILE *procs;
-	DIR *dir;
-	int pid;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
-	procs = fopen(path, "re");
-	while (procs && scan->pids < SANDBOX_NETNS_MAX_PIDS && fscanf(procs, "%d", &pid) == 1) {
-		scan->pids++;
-		sandbox_netns_note(scan, pid);
-	}
-	if (procs)
-		fclose(procs);
-	if (depth >= SANDBOX_NETNS_MAX_DEPTH || !(dir = opendir(cgroup)))
-		return;
-	while (scan->pids < SANDBOX_NETNS_MAX_PIDS && (entry = readdir(dir))) {
-		if (entry->d_type != DT_DIR || entry->d_name[0] == '.')
-			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", cgroup, entry->d_name) <
-		    sizeof(path))
-			sandbox_netns_walk(scan, path, depth + 1);
-	}
-	closedir(dir);
+	sandbox_netns_note(scan, pid);
 }
 
 /* The namespace of pid, if it still is key (the process may have gone or moved). */
@@ -178,6 +154,11 @@ size_t sandbox_netns_sweep(struct sandbox_registry *registry, struct sandbox *sa
 {
 	struct sandbox_netns_seen found[RESPONDER_MAX_NETNS];
 	struct sandbox_netns_scan scan = {.seen = found, .max = RESPONDER_MAX_NETNS};
+	/* Every process of the subtree, up to the bounds. */
+	struct cgroup_walk walk = {.max_depth = SANDBOX_NETNS_MAX_DEPTH,
+				   .max_pids = SANDBOX_NETNS_MAX_PIDS,
+				   .fn = sandbox_netns_note_pid,
+				   .arg = &scan};
 	uint64_t primary, key, now = log_monotonic_ms();
 	bool runtime, reread = true;
 
@@ -187,7 +168,7 @@ size_t sandbox_netns_sweep(struct sandbox_registry *registry, struct sandbox *sa
 	primary = responder_netns_key(sandbox->responder);
 	/* An empty subtree (most sandboxes between tasks) costs one small read. */
 	if (sandbox_netns_populated(sandbox->path))
-		sandbox_netns_walk(&scan, sandbox->path, 0);
+		cgroup_walk_procs(&walk, sandbox->path);
 	runtime = sandbox->policy_known && sandbox->policy.runtime_network;
 	/* A resolv.conf is read when its namespace is new, and again every few seconds. */
 	if (runtime && now - sandbox->runtime_read_ms >= SANDBOX_RUNTIME_REREAD_MS)
@@ -203,7 +184,7 @@ size_t sandbox_netns_sweep(struct sandbox_registry *registry, struct sandbox *sa
 			sandbox_netns_runtime(sandbox, &found[i]);
 	}
 	/* Namespaces no process of the subtree uses any more (a walk cut short forgets none). */
-	for (size_t index = 0; scan.pids < SANDBOX_NETNS_MAX_PIDS &&
+	for (size_t index = 0; walk.seen < SANDBOX_NETNS_MAX_PIDS &&
 			       responder_netns_at(sandbox->responder, index, &key);) {
 		bool used = false;
 

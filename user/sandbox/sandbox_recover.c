@@ -139,7 +139,6 @@ struct sandbox_netns_pick {
 	bool owned;
 	unsigned long long start_time;
 	struct stat user; /* the daemon's user namespace */
-	unsigned int seen;
 };
 
 static unsigned long long sandbox_start_time(pid_t pid)
@@ -186,42 +185,23 @@ static void sandbox_netns_consider(struct sandbox_netns_pick *pick, pid_t pid)
 	}
 	if (pick->fd >= 0)
 		close(pick->fd);
-	*pick = (struct sandbox_netns_pick){pid, fd, owned, start, pick->user, pick->seen};
+	*pick = (struct sandbox_netns_pick){pid, fd, owned, start, pick->user};
 }
 
-/* Every process of the cgroup and its descendants, up to the bounds. */
-static void sandbox_netns_scan(struct sandbox_netns_pick *pick, const char *cgroup, int depth)
+/* A cgroup_walk's fn: pick is its arg. */
+static void sandbox_netns_consider_pid(pid_t pid, void *pick)
 {
-	char path[PATH_MAX];
-	struct dirent *entry;
-	FILE *procs;
-	DIR *dir;
-	int pid;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
-	procs = fopen(path, "re");
-	while (procs && pick->seen < SANDBOX_RECOVER_MAX_PIDS && fscanf(procs, "%d", &pid) == 1) {
-		pick->seen++;
-		sandbox_netns_consider(pick, pid);
-	}
-	if (procs)
-		fclose(procs);
-	if (depth >= SANDBOX_RECOVER_MAX_DEPTH || !(dir = opendir(cgroup)))
-		return;
-	while (pick->seen < SANDBOX_RECOVER_MAX_PIDS && (entry = readdir(dir))) {
-		if (entry->d_type != DT_DIR || !strcmp(entry->d_name, ".") ||
-		    !strcmp(entry->d_name, ".."))
-			continue;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", cgroup, entry->d_name) <
-		    sizeof(path))
-			sandbox_netns_scan(pick, path, depth + 1);
-	}
-	closedir(dir);
+	sandbox_netns_consider(pick, pid);
 }
 
 int sandbox_recover_netns(struct sandbox *sandbox)
 {
 	struct sandbox_netns_pick pick = {.fd = -1};
+	/* Every process of the cgroup and its descendants, up to the bounds. */
+	struct cgroup_walk walk = {.max_depth = SANDBOX_RECOVER_MAX_DEPTH,
+				   .max_pids = SANDBOX_RECOVER_MAX_PIDS,
+				   .fn = sandbox_netns_consider_pid,
+				   .arg = &pick};
 	char name[PATH_MAX];
 	struct stat own, found;
 	int err;
@@ -231,7 +211,7 @@ int sandbox_recover_netns(struct sandbox *sandbox)
 	/* A namespace file's inode (and device) tells namespaces apart. */
 	if (stat("/proc/self/ns/user", &pick.user) || stat("/proc/self/ns/net", &own))
 		return -errno;
-	sandbox_netns_scan(&pick, sandbox->path, 0);
+	cgroup_walk_procs(&walk, sandbox->path);
 	if (pick.fd < 0)
 		return -ESRCH; /* no process: nothing tells */
 	err = fstat(pick.fd, &found) ? -errno : 0;

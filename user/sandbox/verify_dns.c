@@ -13,21 +13,18 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "dns/responder.h"
-#include "lib/cgroup.h"
 #include "lib/log.h"
+#include "probe.h"
 #include "sandbox_netns.h"
 #include "verify.h"
 
@@ -68,15 +65,12 @@ static int verify_dns_ask(void)
 	return reply[3] & 0x0f;
 }
 
-static void verify_dns_child(const char *cgroup, int netns_fd, int write_fd)
+/* In the sandbox (probe_spawn): the query is the sandbox's. */
+static void verify_dns_child(int joined, int write_fd, const void *arg)
 {
-	int result;
+	int result = joined;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	/* In the cgroup before the socket: the query is the sandbox's. */
-	result = cgroup_join(cgroup, 0);
-	if (!result && netns_fd >= 0 && setns(netns_fd, CLONE_NEWNET))
-		result = -errno;
+	(void)arg;
 	if (!result)
 		result = verify_dns_ask();
 	if (write(write_fd, &result, sizeof(result)) != (ssize_t)sizeof(result))
@@ -92,37 +86,24 @@ static void verify_dns_child(const char *cgroup, int netns_fd, int write_fd)
 static int verify_dns_one(struct sandbox *sandbox, const char *cgroup, int netns_fd, bool *counted)
 {
 	uint64_t before = responder_liveness(sandbox->responder), deadline;
-	int pipe_fds[2], result = -ETIMEDOUT, status;
+	int read_fd, result = -ETIMEDOUT;
 	pid_t child;
 
-	if (pipe2(pipe_fds, O_CLOEXEC))
-		return -errno;
-	child = fork();
-	if (child < 0) {
-		close(pipe_fds[0]);
-		close(pipe_fds[1]);
-		return -errno;
-	}
-	if (child == 0) {
-		close(pipe_fds[0]);
-		verify_dns_child(cgroup, netns_fd, pipe_fds[1]);
-	}
-	close(pipe_fds[1]);
+	child = probe_spawn(cgroup, netns_fd, verify_dns_child, NULL, &read_fd);
+	if (child < 0)
+		return (int)child;
 	deadline = log_monotonic_ms() + VERIFY_DNS_TIMEOUT_MS + 500;
 	while (log_monotonic_ms() < deadline) {
-		struct pollfd poller = {.fd = pipe_fds[0], .events = POLLIN};
+		struct pollfd poller = {.fd = read_fd, .events = POLLIN};
 
 		responder_drain(sandbox->responder);
 		if (poll(&poller, 1, 20) == 1) {
-			if (read(pipe_fds[0], &result, sizeof(result)) != (ssize_t)sizeof(result))
+			if (read(read_fd, &result, sizeof(result)) != (ssize_t)sizeof(result))
 				result = -EIO;
 			break;
 		}
 	}
-	close(pipe_fds[0]);
-	kill(child, SIGKILL);
-	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
-		;
+	probe_reap(child, read_fd);
 	*counted = responder_liveness(sandbox->responder) > before;
 	return result;
 }

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests of the protected-cgroup predicate (user/lib/cgroup.h): the
- * cgroup2 root and the cgroups holding this process (the daemon, in the
- * daemon) are never a sandbox's or a guard's target.
+ * Unit tests of user/lib/cgroup.h: the protected-cgroup predicate (the
+ * cgroup2 root and the cgroups holding this process, the daemon in the
+ * daemon, are never a sandbox's or a guard's target) and the bounded walk.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -79,10 +81,95 @@ static void test_unrelated_cgroup_is_not_protected(void **state)
 	assert_int_equal(cgroup_path_is_protected(other, why, sizeof(why)), 0);
 }
 
+/*
+ * The walk reads only cgroup.procs files and directories: a tree of plain
+ * ones stands for a subtree (root 1 2, a: 3, a/b: 4, a/b/c: 5, .d: 6).
+ */
+static char walk_root[] = "/tmp/bfbpf-walk-XXXXXX";
+
+static void walk_write(const char *dir, const char *procs)
+{
+	char path[PATH_MAX];
+	FILE *file;
+
+	snprintf(path, sizeof(path), "%s%s", walk_root, dir);
+	if (dir[0])
+		assert_int_equal(mkdir(path, 0700), 0);
+	strcat(path, "/cgroup.procs");
+	file = fopen(path, "w");
+	assert_non_null(file);
+	fputs(procs, file);
+	fclose(file);
+}
+
+static int walk_setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(walk_root))
+		return -1;
+	walk_write("", "1\n2\n");
+	walk_write("/a", "3\n");
+	walk_write("/a/b", "4\n");
+	walk_write("/a/b/c", "5\n");
+	walk_write("/.d", "6\n");
+	return 0;
+}
+
+static int walk_teardown(void **state)
+{
+	char command[PATH_MAX];
+
+	(void)state;
+	snprintf(command, sizeof(command), "rm -rf -- '%s'", walk_root);
+	return system(command) ? -1 : 0;
+}
+
+/* fn: a bit per pid seen. */
+static void walk_mark(pid_t pid, void *arg)
+{
+	*(unsigned int *)arg |= 1u << pid;
+}
+
+static void test_walk_bounds(void **state)
+{
+	unsigned int marks = 0;
+	struct cgroup_walk walk = {
+		.max_depth = 16, .max_pids = 100, .fn = walk_mark, .arg = &marks};
+
+	(void)state;
+	cgroup_walk_procs(&walk, walk_root);
+	assert_int_equal(walk.seen, 6);
+	assert_int_equal(marks, 0x7e); /* 1..6: every level, a name with a dot too */
+
+	/* Two levels below: a/b/c (5) is not read. */
+	marks = 0;
+	walk = (struct cgroup_walk){
+		.max_depth = 2, .max_pids = 100, .fn = walk_mark, .arg = &marks};
+	cgroup_walk_procs(&walk, walk_root);
+	assert_int_equal(walk.seen, 5);
+	assert_int_equal(marks, 0x5e);
+
+	/* The pid bound stops it, the cgroup's own processes first. */
+	marks = 0;
+	walk = (struct cgroup_walk){.max_depth = 16, .max_pids = 2, .fn = walk_mark, .arg = &marks};
+	cgroup_walk_procs(&walk, walk_root);
+	assert_int_equal(walk.seen, 2);
+	assert_int_equal(marks, 0x6);
+
+	/* A cgroup removed meanwhile: nothing, no error. */
+	marks = 0;
+	walk = (struct cgroup_walk){
+		.max_depth = 16, .max_pids = 100, .fn = walk_mark, .arg = &marks};
+	cgroup_walk_procs(&walk, "/nonexistent/bfbpf-walk");
+	assert_int_equal(walk.seen, 0);
+	assert_int_equal(marks, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_contains),
+		cmocka_unit_test_setup_teardown(test_walk_bounds, walk_setup, walk_teardown),
 		cmocka_unit_test(test_root_is_protected),
 		cmocka_unit_test(test_own_cgroup_and_ancestors_are_protected),
 		cmocka_unit_test(test_unrelated_cgroup_is_not_protected),

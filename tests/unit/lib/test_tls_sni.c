@@ -16,43 +16,8 @@
 
 #include "../../../bpf/lib/tls_sni.h"
 
-#define CORPUS "tests/fuzz/corpus/hello/"
-
-static struct bfbpf_hello hello;
-static __u8 file_bytes[2 * BFBPF_HELLO_MAX];
-
-/* The file's bytes into file_bytes; its size. */
-static size_t corpus_read(const char *name)
-{
-	char path[256];
-	size_t n;
-	FILE *f;
-
-	snprintf(path, sizeof(path), CORPUS "%s", name);
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s (run the tests from the repository's top)", path);
-	n = fread(file_bytes, 1, sizeof(file_bytes), f);
-	fclose(f);
-	return n;
-}
-
-/* The verdict on the first len bytes of file_bytes (at most the bound). */
-static int parse_prefix(size_t len)
-{
-	memset(&hello, 0, sizeof(hello));
-	if (len > BFBPF_HELLO_MAX)
-		len = BFBPF_HELLO_MAX;
-	memcpy(hello.buf, file_bytes, len);
-	hello.len = (__u32)len;
-	return bfbpf_hello_parse(&hello);
-}
-
-struct expected {
-	const char *file;
-	int verdict;
-	const char *name;
-};
+#define HELLO_FIXTURE_PARSE bfbpf_hello_parse
+#include "hello_fixture.h"
 
 static const struct expected tls_expected[] = {
 	{"curl-allowed.test", BFBPF_HELLO_SNI, "allowed.test"},
@@ -94,20 +59,8 @@ static const struct expected tls_expected[] = {
 
 static void test_tls_corpus_verdicts(void **state)
 {
-	size_t i;
-
 	(void)state;
-	for (i = 0; i < sizeof(tls_expected) / sizeof(tls_expected[0]); i++) {
-		const struct expected *e = &tls_expected[i];
-		int verdict = parse_prefix(corpus_read(e->file));
-
-		if (verdict != e->verdict)
-			fail_msg("%s: verdict %d, expected %d", e->file, verdict, e->verdict);
-		if (e->name) {
-			assert_string_equal(hello.name, e->name);
-			assert_int_equal(hello.name_len, strlen(e->name));
-		}
-	}
+	hello_check_verdicts(tls_expected, sizeof(tls_expected) / sizeof(tls_expected[0]));
 }
 
 /* The longest name a DNS name may be: 253 bytes, every label 63 or less. */
@@ -149,26 +102,8 @@ static void test_tls_bytes_after(void **state)
 /* Every prefix of every corpus file: MORE, or the whole file's verdict and name. */
 static void test_tls_prefixes_agree(void **state)
 {
-	static char name[BFBPF_NAME_BUF];
-	size_t i, n, len;
-	int whole;
-
 	(void)state;
-	for (i = 0; i < sizeof(tls_expected) / sizeof(tls_expected[0]); i++) {
-		len = corpus_read(tls_expected[i].file);
-		whole = parse_prefix(len);
-		memcpy(name, hello.name, sizeof(name));
-		for (n = 0; n < len && n <= BFBPF_HELLO_MAX; n++) {
-			int verdict = parse_prefix(n);
-
-			if (verdict == BFBPF_HELLO_MORE)
-				continue;
-			if (verdict != whole ||
-			    (verdict == BFBPF_HELLO_SNI && strcmp(name, hello.name)))
-				fail_msg("%s: %zu bytes say %d, all say %d", tls_expected[i].file,
-					 n, verdict, whole);
-		}
-	}
+	hello_check_prefixes(tls_expected, sizeof(tls_expected) / sizeof(tls_expected[0]));
 }
 
 /* Nothing but a full buffer, or an impossible length, is final without a hello. */

@@ -7,32 +7,5 @@ Everything lives in ``bfbpf_client.client``; this re-exports its public names.
 See clients/python/README.md and docs/runner-integration.md.
 """
 
-from .client import (
-    DEFAULT_SOCKET,
-    DEFAULT_TIMEOUT,
-    MAX_REPLY_BYTES,
-    USAGE_CODES,
-    BfbpfError,
-    Client,
-    cgroup_mount,
-    cgroup_of_pid,
-    container_inspect,
-    container_runtime,
-    load_policy,
-    netns_of_pid,
-)
-
-__all__ = [
-    "BfbpfError",
-    "Client",
-    "DEFAULT_SOCKET",
-    "DEFAULT_TIMEOUT",
-    "MAX_REPLY_BYTES",
-    "USAGE_CODES",
-    "cgroup_mount",
-    "cgroup_of_pid",
-    "container_inspect",
-    "container_runtime",
-    "load_policy",
-    "netns_of_pid",
-]
+from .client import *  # noqa: F401,F403 (exactly client.__all__)
+from .client import __all__

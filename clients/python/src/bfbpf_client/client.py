@@ -63,10 +63,14 @@ import sys
 import time
 from typing import Any, Dict, List, Mapping, Optional, Union
 
+# The public names; bfbpf_client re-exports exactly these.
 __all__ = [
     "BfbpfError",
     "Client",
     "DEFAULT_SOCKET",
+    "DEFAULT_TIMEOUT",
+    "MAX_REPLY_BYTES",
+    "USAGE_CODES",
     "cgroup_mount",
     "cgroup_of_pid",
     "container_inspect",
