@@ -27,9 +27,9 @@ s.listen(1)
 with open(portfile + ".tmp", "w") as f:
     f.write(str(s.getsockname()[1]))
 os.rename(portfile + ".tmp", portfile)
-s.settimeout(20)
+s.settimeout(120)  # a client under TCG on a busy host may take a minute to start
 c, _ = s.accept()
-c.settimeout(1.0)
+c.settimeout(60.0)  # the first bytes: a slow client (TCG) may take its time
 data = b""
 try:
     while len(data) < 8192:
@@ -37,6 +37,7 @@ try:
         if not d:
             break
         data += d
+        c.settimeout(1.0)  # the rest of the first flight follows at once
 except socket.timeout:
     pass
 with open(out, "wb") as f:
@@ -55,7 +56,7 @@ hparse_capture() {
 	wait_for_file "$CASEDIR/$name.port" || fail "$name: the listener did not start"
 	port=$(cat "$CASEDIR/$name.port")
 	for arg in "$@"; do args+=("${arg//PORT/$port}"); done
-	timeout 10 "${args[@]}" </dev/null >/dev/null 2>&1
+	timeout 90 "${args[@]}" </dev/null >/dev/null 2>&1
 	wait "$pid" || fail "$name: the listener failed"
 	[ -s "$CASEDIR/captured/$name" ] || fail "$name: the client sent nothing"
 	log "captured $name: $(stat -c %s "$CASEDIR/captured/$name") bytes"

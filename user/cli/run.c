@@ -13,6 +13,7 @@
  * before the command starts, and while it runs, one loop answers its DNS and
  * re-programs the names as their TTLs run out.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -74,17 +75,26 @@ static int run_wait(pid_t child)
 	return 128 + WTERMSIG(status);
 }
 
+/*
+ * The pins under run's own directory (its pid's): every map pinned there,
+ * whatever the programs define, so that a new map is never left behind.
+ */
 static int run_remove_pins(const char *pin_dir)
 {
 	char path[PATH_MAX];
-	const char *maps[] = {"sandboxes",     "allow_exact", "allow_prefix", "dns_origins",
-			      "sandbox_stats", "events",      "registered",   "guard_origins"};
+	struct dirent *entry;
+	DIR *maps;
 
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		snprintf(path, sizeof(path), "%s/maps/%s", pin_dir, maps[i]);
-		unlink(path);
-	}
 	snprintf(path, sizeof(path), "%s/maps", pin_dir);
+	maps = opendir(path);
+	while (maps && (entry = readdir(maps))) {
+		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(maps), entry->d_name, 0))
+			log_warn("removing %s/%s: %s", path, entry->d_name, strerror(errno));
+	}
+	if (maps)
+		closedir(maps);
 	rmdir(path);
 	snprintf(path, sizeof(path), "%s/links", pin_dir);
 	rmdir(path);
