@@ -8,8 +8,6 @@
 
 ALL_TESTS+=(container_hook_first_connect container_relock_restarts container_hook_daemon_down
 	container_daemon_restart container_dns container_root_refused container_docker)
-# Under vmtest, in one of its two boots only (tests/integration/run.sh, VMTEST_ONE_BOOT).
-VMTEST_ONE_BOOT+=(container_docker)
 
 # shellcheck source=tests/integration/ctr-runtime.sh
 . "$IT_DIR/ctr-runtime.sh"

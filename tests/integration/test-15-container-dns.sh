@@ -10,8 +10,6 @@
 ALL_TESTS+=(container_dns_parent_cgroup container_dns_guard container_dns_verify
 	container_dns_runtime_network container_dns_runtime_network_off
 	container_dns_runtime_network_bad)
-# Under vmtest, in one of its two boots only (tests/integration/run.sh, VMTEST_ONE_BOOT).
-VMTEST_ONE_BOOT+=(container_dns_runtime_network container_dns_runtime_network_off)
 
 # An address outside every test subnet, routed from SBX to SRV: "the outside world".
 CDNS_OUTSIDE4=10.99.0.1

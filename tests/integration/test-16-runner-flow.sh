@@ -9,8 +9,6 @@
 # Uses test-13's Podman and Docker set-ups (podman_up, docker_up, ctr_daemon_up, policy).
 
 ALL_TESTS+=(runner_flow_hook runner_flow_guard_attach runner_flow_docker runner_flow_checkpoint)
-# Under vmtest, in one of its two boots only (tests/integration/run.sh, VMTEST_ONE_BOOT).
-VMTEST_ONE_BOOT+=(runner_flow_hook runner_flow_guard_attach runner_flow_docker runner_flow_checkpoint)
 
 # The Python client package (its parent directory goes on sys.path).
 RFLOW_CLIENT=$BFBPF_ROOT/clients/python/src/bfbpf_client

@@ -9,8 +9,6 @@
 # verifying and refusing. Then apt purge, and nothing of the package may be left.
 
 ALL_TESTS+=(package_install)
-# Under vmtest, in one of its two boots only (tests/integration/run.sh, VMTEST_ONE_BOOT).
-VMTEST_ONE_BOOT+=(package_install)
 
 # The package: BFBPF_DEB, else the one `make deb` put in build/deb/.
 pkg_deb_path() {
