@@ -26,11 +26,8 @@ static const char *const policy_keys[] = {
 	"tls_ports",	   "http_ports",
 };
 
-static void policy_errf(char *err, size_t err_size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 /* Writes one line: control characters (from file names, JSON errors) become '?'. */
-static void policy_errf(char *err, size_t err_size, const char *fmt, ...)
+void policy_errf(char *err, size_t err_size, const char *fmt, ...)
 {
 	va_list ap;
 	char *p;

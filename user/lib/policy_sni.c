@@ -13,27 +13,10 @@
 #include <string.h>
 
 #include "policy.h"
+#include "policy_internal.h"
 
 static const uint16_t policy_sni_default_tls[] = {443};
 static const uint16_t policy_sni_default_http[] = {80};
-
-static void policy_sni_errf(char *err, size_t err_size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* One line: control characters (from a quoted value) become '?'. */
-static void policy_sni_errf(char *err, size_t err_size, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !err_size)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, err_size, fmt, ap);
-	va_end(ap);
-	for (char *p = err; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-}
 
 bool policy_sni_enforced(const struct policy *policy)
 {
@@ -65,13 +48,12 @@ static int policy_sni_read_ports(const json_t *object, const char *key, uint16_t
 	if (!array)
 		return 0;
 	if (!json_is_array(array)) {
-		policy_sni_errf(err, err_size, "%s must be an array of port numbers (1-65535)",
-				key);
+		policy_errf(err, err_size, "%s must be an array of port numbers (1-65535)", key);
 		return -EINVAL;
 	}
 	if (json_array_size(array) > POLICY_MAX_SNI_PORTS) {
-		policy_sni_errf(err, err_size, "%s has %zu ports; the limit is %d", key,
-				json_array_size(array), POLICY_MAX_SNI_PORTS);
+		policy_errf(err, err_size, "%s has %zu ports; the limit is %d", key,
+			    json_array_size(array), POLICY_MAX_SNI_PORTS);
 		return -EINVAL;
 	}
 	json_array_foreach(array, i, item)
@@ -79,8 +61,8 @@ static int policy_sni_read_ports(const json_t *object, const char *key, uint16_t
 		json_int_t port = json_is_integer(item) ? json_integer_value(item) : -1;
 
 		if (port < 1 || port > 65535) {
-			policy_sni_errf(err, err_size, "%s[%zu] must be a port number (1-65535)",
-					key, i);
+			policy_errf(err, err_size, "%s[%zu] must be a port number (1-65535)", key,
+				    i);
 			return -EINVAL;
 		}
 		ports[i] = (uint16_t)port;
@@ -89,7 +71,7 @@ static int policy_sni_read_ports(const json_t *object, const char *key, uint16_t
 	qsort(ports, *count, sizeof(*ports), policy_sni_port_compare);
 	for (i = 1; i < *count; i++) {
 		if (ports[i] == ports[i - 1]) {
-			policy_sni_errf(err, err_size, "%s lists port %u twice", key, ports[i]);
+			policy_errf(err, err_size, "%s lists port %u twice", key, ports[i]);
 			return -EINVAL;
 		}
 	}
@@ -113,10 +95,10 @@ static int policy_sni_read_mode(const json_t *object, bool *off, char *err, size
 		return 0;
 	}
 	if (text)
-		policy_sni_errf(err, err_size, "sni \"%.64s\" is not one of \"enforce\", \"off\"",
-				text);
+		policy_errf(err, err_size, "sni \"%.64s\" is not one of \"enforce\", \"off\"",
+			    text);
 	else
-		policy_sni_errf(err, err_size, "sni must be a string: \"enforce\" or \"off\"");
+		policy_errf(err, err_size, "sni must be a string: \"enforce\" or \"off\"");
 	return -EINVAL;
 }
 
@@ -142,9 +124,9 @@ int policy_sni_read(const json_t *object, struct policy *out, char *err, size_t 
 	if (p.mode == POLICY_MODE_PUBLIC &&
 	    (json_object_get(object, "sni") || p.tls_ports_given || p.http_ports_given)) {
 		/* Accepting them would let a task believe something is judged. */
-		policy_sni_errf(err, err_size,
-				"sni, tls_ports and http_ports have no effect in public mode "
-				"(everything is allowed)");
+		policy_errf(err, err_size,
+			    "sni, tls_ports and http_ports have no effect in public mode "
+			    "(everything is allowed)");
 		return -EINVAL;
 	}
 	tls = policy_sni_ports(&p, true, &n_tls);
@@ -153,10 +135,10 @@ int policy_sni_read(const json_t *object, struct policy *out, char *err, size_t 
 		for (size_t j = 0; j < n_http; j++) {
 			if (tls[i] != http[j])
 				continue;
-			policy_sni_errf(err, err_size,
-					"port %u is in both tls_ports and http_ports (a flow "
-					"is judged as one or the other)",
-					tls[i]);
+			policy_errf(err, err_size,
+				    "port %u is in both tls_ports and http_ports (a flow "
+				    "is judged as one or the other)",
+				    tls[i]);
 			return -EINVAL;
 		}
 	}
