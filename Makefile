@@ -135,6 +135,11 @@ $(BUILD)/fuzz/fuzz_hello: $(wildcard bpf/lib/*.h)
 $(BUILD)/tests/lib/test_tls_sni $(BUILD)/tests/lib/test_http_host \
 $(BUILD)/san/tests/lib/test_tls_sni $(BUILD)/san/tests/lib/test_http_host: tests/unit/lib/hello_fixture.h
 
+# The policy tests share their helpers (tests/unit/lib/policy_fixture.h).
+POLICY_FIXTURE_TESTS := $(foreach t,test_policy test_policy_sni test_policy_runtime,\
+	$(BUILD)/tests/lib/$(t) $(BUILD)/san/tests/lib/$(t))
+$(POLICY_FIXTURE_TESTS): tests/unit/lib/policy_fixture.h
+
 # The CLI's tests are the exception: its command table names every command, the loader's
 # users included, so they link the whole library. Compiling the BPF object and generating
 # its skeleton need no privileges (clang -target bpf, bpftool gen skeleton); nothing is loaded.

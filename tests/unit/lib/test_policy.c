@@ -14,8 +14,9 @@
 #include <cmocka.h>
 
 #include "lib/policy.h"
+#include "policy_fixture.h"
 
-#define ERR_SIZE 1024
+#define ERR_SIZE FIXTURE_ERR_SIZE
 
 /* ---- helpers ---- */
 
@@ -78,45 +79,6 @@ static void assert_entry_rejected(const char *text, bool model, const char *reas
 	/* *out untouched */
 	assert_int_equal(((unsigned char *)&e)[0], 0x5a);
 	assert_int_equal(((unsigned char *)&e)[sizeof(e) - 1], 0x5a);
-}
-
-static int parse(const char *json, struct policy *p, char *err)
-{
-	return policy_parse(json, strlen(json), p, err, ERR_SIZE);
-}
-
-static void parse_ok(const char *json, struct policy *p)
-{
-	char err[ERR_SIZE] = "";
-
-	if (parse(json, p, err))
-		fail_msg("policy %s rejected: %s", json, err);
-}
-
-static void assert_policy_rejected(const char *json, const char *message)
-{
-	struct policy p;
-	char err[ERR_SIZE] = "";
-
-	memset(&p, 0x5a, sizeof(p));
-	assert_int_equal(parse(json, &p, err), -EINVAL);
-	if (!strstr(err, message))
-		fail_msg("policy %s: error \"%s\" lacks \"%s\"", json, err, message);
-	assert_null(strchr(err, '\n'));
-	assert_int_equal(((unsigned char *)&p)[0], 0x5a);
-	assert_int_equal(((unsigned char *)&p)[sizeof(p) - 1], 0x5a);
-}
-
-static char *canonical_text(const struct policy *p)
-{
-	json_t *j = policy_to_json(p);
-	char *s;
-
-	assert_non_null(j);
-	s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(j);
-	assert_non_null(s);
-	return s;
 }
 
 static void make_name(char *buf, size_t len)
@@ -486,7 +448,7 @@ static void test_policy_minimal_defaults(void **state)
 	struct policy p;
 
 	(void)state;
-	parse_ok("{\"network_mode\":\"allowlist\"}", &p);
+	fixture_parse_ok("{\"network_mode\":\"allowlist\"}", &p);
 	assert_int_equal(p.mode, POLICY_MODE_ALLOWLIST);
 	assert_true(p.allow_loopback);
 	assert_true(p.allow_model_endpoint);
@@ -494,14 +456,15 @@ static void test_policy_minimal_defaults(void **state)
 	assert_null(p.allowed_hosts);
 	assert_int_equal(p.n_model_endpoints, 0);
 	policy_free(&p);
-	parse_ok("{\"network_mode\":\"no-network\",\"allow_loopback\":false,"
-		 "\"allow_model_endpoint\":false,\"allowed_hosts\":[],\"model_endpoints\":[]}",
-		 &p);
+	fixture_parse_ok(
+		"{\"network_mode\":\"no-network\",\"allow_loopback\":false,"
+		"\"allow_model_endpoint\":false,\"allowed_hosts\":[],\"model_endpoints\":[]}",
+		&p);
 	assert_int_equal(p.mode, POLICY_MODE_NO_NETWORK);
 	assert_false(p.allow_loopback);
 	assert_false(p.allow_model_endpoint);
 	policy_free(&p);
-	parse_ok("{\"network_mode\":\"public\",\"allowed_hosts\":[]}", &p);
+	fixture_parse_ok("{\"network_mode\":\"public\",\"allowed_hosts\":[]}", &p);
 	assert_int_equal(p.mode, POLICY_MODE_PUBLIC);
 	policy_free(&p);
 }
@@ -522,11 +485,11 @@ static void test_policy_design_example(void **state)
 	char *text;
 
 	(void)state;
-	parse_ok(design_example, &p);
+	fixture_parse_ok(design_example, &p);
 	assert_int_equal(p.mode, POLICY_MODE_ALLOWLIST);
 	assert_int_equal(p.n_allowed_hosts, 4);
 	assert_int_equal(p.n_model_endpoints, 2);
-	text = canonical_text(&p);
+	text = fixture_canonical(&p);
 	assert_string_equal(text, "{\"allow_loopback\":true,\"allow_model_endpoint\":true,"
 				  "\"allowed_hosts\":[\"*.pythonhosted.org\",\"198.18.0.0/24\","
 				  "\"[2001:db8::1]:443\",\"pypi.org\"],\"model_endpoints\":["
@@ -541,83 +504,85 @@ static void test_policy_legacy_allow_internet(void **state)
 	struct policy p;
 
 	(void)state;
-	parse_ok("{\"allow_internet\":true}", &p);
+	fixture_parse_ok("{\"allow_internet\":true}", &p);
 	assert_int_equal(p.mode, POLICY_MODE_PUBLIC);
 	policy_free(&p);
-	parse_ok("{\"allow_internet\":false}", &p);
+	fixture_parse_ok("{\"allow_internet\":false}", &p);
 	assert_int_equal(p.mode, POLICY_MODE_NO_NETWORK);
 	policy_free(&p);
-	parse_ok("{\"allow_internet\":true,\"network_mode\":\"public\"}", &p);
+	fixture_parse_ok("{\"allow_internet\":true,\"network_mode\":\"public\"}", &p);
 	assert_int_equal(p.mode, POLICY_MODE_PUBLIC);
 	policy_free(&p);
-	parse_ok("{\"allow_internet\":false,\"network_mode\":\"no-network\"}", &p);
+	fixture_parse_ok("{\"allow_internet\":false,\"network_mode\":\"no-network\"}", &p);
 	assert_int_equal(p.mode, POLICY_MODE_NO_NETWORK);
 	policy_free(&p);
-	assert_policy_rejected("{\"allow_internet\":true,\"network_mode\":\"allowlist\"}",
-			       "allow_internet true conflicts with network_mode \"allowlist\"");
-	assert_policy_rejected("{\"allow_internet\":false,\"network_mode\":\"allowlist\"}",
-			       "allow_internet false conflicts with network_mode \"allowlist\"");
-	assert_policy_rejected("{\"allow_internet\":false,\"network_mode\":\"public\"}",
-			       "allow_internet false conflicts with network_mode \"public\"");
-	assert_policy_rejected("{\"allow_internet\":true,\"network_mode\":\"no-network\"}",
-			       "conflicts");
-	assert_policy_rejected("{}", "network_mode is required");
-	assert_policy_rejected("{\"allow_loopback\":true}", "network_mode is required");
-	assert_policy_rejected("{\"allow_internet\":\"yes\"}",
-			       "allow_internet must be true or false");
-	assert_policy_rejected("{\"allow_internet\":null,\"network_mode\":\"public\"}",
-			       "allow_internet must be true or false");
+	fixture_assert_rejected("{\"allow_internet\":true,\"network_mode\":\"allowlist\"}",
+				"allow_internet true conflicts with network_mode \"allowlist\"");
+	fixture_assert_rejected("{\"allow_internet\":false,\"network_mode\":\"allowlist\"}",
+				"allow_internet false conflicts with network_mode \"allowlist\"");
+	fixture_assert_rejected("{\"allow_internet\":false,\"network_mode\":\"public\"}",
+				"allow_internet false conflicts with network_mode \"public\"");
+	fixture_assert_rejected("{\"allow_internet\":true,\"network_mode\":\"no-network\"}",
+				"conflicts");
+	fixture_assert_rejected("{}", "network_mode is required");
+	fixture_assert_rejected("{\"allow_loopback\":true}", "network_mode is required");
+	fixture_assert_rejected("{\"allow_internet\":\"yes\"}",
+				"allow_internet must be true or false");
+	fixture_assert_rejected("{\"allow_internet\":null,\"network_mode\":\"public\"}",
+				"allow_internet must be true or false");
 }
 
 static void test_policy_unknown_keys(void **state)
 {
 	(void)state;
-	assert_policy_rejected("{\"network_mode\":\"allowlist\",\"allowed_host\":[]}",
-			       "unknown key \"allowed_host\"");
-	assert_policy_rejected("{\"networkmode\":\"allowlist\"}", "unknown key \"networkmode\"");
-	assert_policy_rejected("{\"network_mode\":\"public\",\"Allow_loopback\":true}",
-			       "unknown key \"Allow_loopback\"");
-	assert_policy_rejected("{\"network_mode\":\"public\",\"\":1}", "unknown key \"\"");
+	fixture_assert_rejected("{\"network_mode\":\"allowlist\",\"allowed_host\":[]}",
+				"unknown key \"allowed_host\"");
+	fixture_assert_rejected("{\"networkmode\":\"allowlist\"}", "unknown key \"networkmode\"");
+	fixture_assert_rejected("{\"network_mode\":\"public\",\"Allow_loopback\":true}",
+				"unknown key \"Allow_loopback\"");
+	fixture_assert_rejected("{\"network_mode\":\"public\",\"\":1}", "unknown key \"\"");
 }
 
 static void test_policy_wrong_types(void **state)
 {
 	(void)state;
-	assert_policy_rejected("{\"network_mode\":1}", "network_mode must be a string");
-	assert_policy_rejected("{\"network_mode\":null}", "network_mode must be a string");
-	assert_policy_rejected("{\"network_mode\":\"open\"}",
-			       "network_mode \"open\" is not one of");
-	assert_policy_rejected("{\"network_mode\":\"Allowlist\"}", "is not one of");
-	assert_policy_rejected("{\"network_mode\":\"allowlist\",\"allowed_hosts\":\"a.com\"}",
-			       "allowed_hosts must be an array of strings");
-	assert_policy_rejected("{\"network_mode\":\"allowlist\",\"allowed_hosts\":null}",
-			       "allowed_hosts must be an array");
-	assert_policy_rejected("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"a.com\",1]}",
-			       "allowed_hosts[1] must be a string");
-	assert_policy_rejected("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[[]]}",
-			       "allowed_hosts[0] must be a string");
-	assert_policy_rejected("{\"network_mode\":\"allowlist\",\"model_endpoints\":{}}",
-			       "model_endpoints must be an array of strings");
-	assert_policy_rejected("{\"network_mode\":\"allowlist\",\"model_endpoints\":[true]}",
-			       "model_endpoints[0] must be a string");
-	assert_policy_rejected("{\"network_mode\":\"allowlist\",\"allow_model_endpoint\":\"true\"}",
-			       "allow_model_endpoint must be true or false");
-	assert_policy_rejected("{\"network_mode\":\"allowlist\",\"allow_loopback\":0}",
-			       "allow_loopback must be true or false");
+	fixture_assert_rejected("{\"network_mode\":1}", "network_mode must be a string");
+	fixture_assert_rejected("{\"network_mode\":null}", "network_mode must be a string");
+	fixture_assert_rejected("{\"network_mode\":\"open\"}",
+				"network_mode \"open\" is not one of");
+	fixture_assert_rejected("{\"network_mode\":\"Allowlist\"}", "is not one of");
+	fixture_assert_rejected("{\"network_mode\":\"allowlist\",\"allowed_hosts\":\"a.com\"}",
+				"allowed_hosts must be an array of strings");
+	fixture_assert_rejected("{\"network_mode\":\"allowlist\",\"allowed_hosts\":null}",
+				"allowed_hosts must be an array");
+	fixture_assert_rejected("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"a.com\",1]}",
+				"allowed_hosts[1] must be a string");
+	fixture_assert_rejected("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[[]]}",
+				"allowed_hosts[0] must be a string");
+	fixture_assert_rejected("{\"network_mode\":\"allowlist\",\"model_endpoints\":{}}",
+				"model_endpoints must be an array of strings");
+	fixture_assert_rejected("{\"network_mode\":\"allowlist\",\"model_endpoints\":[true]}",
+				"model_endpoints[0] must be a string");
+	fixture_assert_rejected(
+		"{\"network_mode\":\"allowlist\",\"allow_model_endpoint\":\"true\"}",
+		"allow_model_endpoint must be true or false");
+	fixture_assert_rejected("{\"network_mode\":\"allowlist\",\"allow_loopback\":0}",
+				"allow_loopback must be true or false");
 }
 
 static void test_policy_bad_json(void **state)
 {
 	(void)state;
-	assert_policy_rejected("", "invalid JSON");
-	assert_policy_rejected("{", "invalid JSON (line 1");
-	assert_policy_rejected("[]", "must be a JSON object");
-	assert_policy_rejected("\"allowlist\"", "invalid JSON");
-	assert_policy_rejected("{\"network_mode\":\"public\"} x", "invalid JSON");
-	assert_policy_rejected("{\"network_mode\":\"public\",\"network_mode\":\"public\"}",
-			       "duplicate");
-	assert_policy_rejected("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"a\\u0000b\"]}",
-			       "invalid JSON");
+	fixture_assert_rejected("", "invalid JSON");
+	fixture_assert_rejected("{", "invalid JSON (line 1");
+	fixture_assert_rejected("[]", "must be a JSON object");
+	fixture_assert_rejected("\"allowlist\"", "invalid JSON");
+	fixture_assert_rejected("{\"network_mode\":\"public\"} x", "invalid JSON");
+	fixture_assert_rejected("{\"network_mode\":\"public\",\"network_mode\":\"public\"}",
+				"duplicate");
+	fixture_assert_rejected(
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"a\\u0000b\"]}",
+		"invalid JSON");
 }
 
 static void test_policy_nul_in_entry(void **state)
@@ -638,12 +603,12 @@ static void test_policy_nul_in_entry(void **state)
 static void test_policy_hosts_outside_allowlist(void **state)
 {
 	(void)state;
-	assert_policy_rejected("{\"network_mode\":\"no-network\",\"allowed_hosts\":[\"a.com\"]}",
-			       "allowed_hosts has no effect in no-network mode");
-	assert_policy_rejected("{\"allow_internet\":false,\"allowed_hosts\":[\"a.com\"]}",
-			       "allowed_hosts has no effect in no-network mode");
-	assert_policy_rejected("{\"network_mode\":\"public\",\"allowed_hosts\":[\"a.com\"]}",
-			       "allowed_hosts has no effect in public mode");
+	fixture_assert_rejected("{\"network_mode\":\"no-network\",\"allowed_hosts\":[\"a.com\"]}",
+				"allowed_hosts has no effect in no-network mode");
+	fixture_assert_rejected("{\"allow_internet\":false,\"allowed_hosts\":[\"a.com\"]}",
+				"allowed_hosts has no effect in no-network mode");
+	fixture_assert_rejected("{\"network_mode\":\"public\",\"allowed_hosts\":[\"a.com\"]}",
+				"allowed_hosts has no effect in public mode");
 }
 
 static void test_policy_model_endpoints_any_mode(void **state)
@@ -651,12 +616,13 @@ static void test_policy_model_endpoints_any_mode(void **state)
 	struct policy p;
 
 	(void)state;
-	parse_ok("{\"network_mode\":\"no-network\",\"model_endpoints\":[\"172.17.0.1:4000\"]}", &p);
+	fixture_parse_ok(
+		"{\"network_mode\":\"no-network\",\"model_endpoints\":[\"172.17.0.1:4000\"]}", &p);
 	assert_int_equal(p.n_model_endpoints, 1);
 	policy_free(&p);
-	parse_ok("{\"network_mode\":\"public\",\"allow_model_endpoint\":false,"
-		 "\"model_endpoints\":[\"model.example\"]}",
-		 &p);
+	fixture_parse_ok("{\"network_mode\":\"public\",\"allow_model_endpoint\":false,"
+			 "\"model_endpoints\":[\"model.example\"]}",
+			 &p);
 	assert_int_equal(p.n_model_endpoints, 1);
 	assert_false(p.allow_model_endpoint);
 	policy_free(&p);
@@ -665,14 +631,15 @@ static void test_policy_model_endpoints_any_mode(void **state)
 static void test_policy_error_names_entry(void **state)
 {
 	(void)state;
-	assert_policy_rejected(
+	fixture_assert_rejected(
 		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"a.com\",\"b.com\","
 		"\"c.com\",\"a.*.com\"]}",
 		"allowed_hosts[3] \"a.*.com\": a wildcard is only allowed as the whole first "
 		"label (\"*.example.com\")");
-	assert_policy_rejected("{\"network_mode\":\"allowlist\",\"model_endpoints\":[\"*.m.com\"]}",
-			       "model_endpoints[0] \"*.m.com\": a wildcard is not allowed");
-	assert_policy_rejected(
+	fixture_assert_rejected(
+		"{\"network_mode\":\"allowlist\",\"model_endpoints\":[\"*.m.com\"]}",
+		"model_endpoints[0] \"*.m.com\": a wildcard is not allowed");
+	fixture_assert_rejected(
 		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"198.18.0.1/24\"]}",
 		"allowed_hosts[0] \"198.18.0.1/24\": host bits are set");
 }
@@ -770,14 +737,15 @@ static void test_policy_dedup(void **state)
 	char *text;
 
 	(void)state;
-	parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"Example.com\","
-		 "\"example.com.\",\"example.com\",\"198.18.0.1\",\"::ffff:198.18.0.1\","
-		 "\"198.18.0.1/32\",\"64:ff9b::c612:1\",\"*.example.com\",\"example.com:443\"],"
-		 "\"model_endpoints\":[\"m.example:1\",\"M.example:1\"]}",
-		 &p);
+	fixture_parse_ok(
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"Example.com\","
+		"\"example.com.\",\"example.com\",\"198.18.0.1\",\"::ffff:198.18.0.1\","
+		"\"198.18.0.1/32\",\"64:ff9b::c612:1\",\"*.example.com\",\"example.com:443\"],"
+		"\"model_endpoints\":[\"m.example:1\",\"M.example:1\"]}",
+		&p);
 	assert_int_equal(p.n_allowed_hosts, 4);
 	assert_int_equal(p.n_model_endpoints, 1);
-	text = canonical_text(&p);
+	text = fixture_canonical(&p);
 	assert_string_equal(text, "{\"allow_loopback\":true,\"allow_model_endpoint\":true,"
 				  "\"allowed_hosts\":[\"*.example.com\",\"198.18.0.1\","
 				  "\"example.com\",\"example.com:443\"],\"model_endpoints\":["
@@ -792,12 +760,12 @@ static void test_policy_canonical_equality(void **state)
 	char *ta, *tb, *tc, err[ERR_SIZE];
 
 	(void)state;
-	parse_ok("{\"network_mode\":\"no-network\"}", &a);
-	parse_ok("{\"allow_loopback\":true,\"allow_internet\":false,\"model_endpoints\":[],"
-		 "\"allow_model_endpoint\":true}",
-		 &b);
-	ta = canonical_text(&a);
-	tb = canonical_text(&b);
+	fixture_parse_ok("{\"network_mode\":\"no-network\"}", &a);
+	fixture_parse_ok("{\"allow_loopback\":true,\"allow_internet\":false,\"model_endpoints\":[],"
+			 "\"allow_model_endpoint\":true}",
+			 &b);
+	ta = fixture_canonical(&a);
+	tb = fixture_canonical(&b);
 	assert_string_equal(ta, tb);
 	assert_string_equal(ta, "{\"allow_loopback\":true,\"allow_model_endpoint\":true,"
 				"\"allowed_hosts\":[],\"model_endpoints\":[],"
@@ -808,15 +776,16 @@ static void test_policy_canonical_equality(void **state)
 	policy_free(&a);
 	policy_free(&b);
 
-	parse_ok(design_example, &a);
-	parse_ok("{\"model_endpoints\":[\"API.provider.example.:443\",\"172.17.0.1:4000\"],"
-		 "\"allowed_hosts\":[\"[2001:0db8::0001]:443\",\"198.18.0.0/24\",\"PyPI.org\","
-		 "\"*.pythonhosted.org.\",\"pypi.org\"],\"network_mode\":\"allowlist\"}",
-		 &b);
-	parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"pypi.org\"]}", &c);
-	ta = canonical_text(&a);
-	tb = canonical_text(&b);
-	tc = canonical_text(&c);
+	fixture_parse_ok(design_example, &a);
+	fixture_parse_ok(
+		"{\"model_endpoints\":[\"API.provider.example.:443\",\"172.17.0.1:4000\"],"
+		"\"allowed_hosts\":[\"[2001:0db8::0001]:443\",\"198.18.0.0/24\",\"PyPI.org\","
+		"\"*.pythonhosted.org.\",\"pypi.org\"],\"network_mode\":\"allowlist\"}",
+		&b);
+	fixture_parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"pypi.org\"]}", &c);
+	ta = fixture_canonical(&a);
+	tb = fixture_canonical(&b);
+	tc = fixture_canonical(&c);
 	assert_string_equal(ta, tb);
 	assert_string_not_equal(ta, tc);
 	assert_true(policy_digest(&a) == policy_digest(&b));
@@ -864,9 +833,10 @@ static void test_policy_digest_fnv(void **state)
 	h = fnv(h, addr, 16);
 	h = fnv(h, "", 1);
 	h = fnv(h, none, 4);
-	parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"198.18.0.0/24:443\"],"
-		 "\"allow_model_endpoint\":false}",
-		 &p);
+	fixture_parse_ok(
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"198.18.0.0/24:443\"],"
+		"\"allow_model_endpoint\":false}",
+		&p);
 	assert_true(policy_digest(&p) == h);
 	policy_free(&p);
 
@@ -881,9 +851,9 @@ static void test_policy_digest_fnv(void **state)
 	h = fnv(h, (unsigned char[16]){0}, 16);
 	h = fnv(h, "example.com", 12);
 	h = fnv(h, none, 4);
-	parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"*.Example.COM.\"],"
-		 "\"allow_model_endpoint\":false}",
-		 &p);
+	fixture_parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"*.Example.COM.\"],"
+			 "\"allow_model_endpoint\":false}",
+			 &p);
 	assert_true(policy_digest(&p) == h);
 	policy_free(&p);
 	assert_null(policy_to_json(NULL));
@@ -899,7 +869,7 @@ static void test_policy_digest_legacy(void **state)
 			   "\"network_mode\":\"public\"}";
 
 	(void)state;
-	parse_ok("{\"network_mode\":\"public\"}", &p);
+	fixture_parse_ok("{\"network_mode\":\"public\"}", &p);
 	assert_true(policy_digest_legacy(&p) == fnv(0xcbf29ce484222325ULL, text, strlen(text)));
 	assert_true(policy_digest_legacy(&p) != policy_digest(&p));
 	policy_free(&p);
@@ -929,7 +899,7 @@ static void test_policy_digest_fields(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < n; i++) {
-		parse_ok(variants[i], &p);
+		fixture_parse_ok(variants[i], &p);
 		digests[i] = policy_digest(&p);
 		policy_free(&p);
 		for (size_t j = 0; j < i; j++)
@@ -951,13 +921,14 @@ static void test_policy_to_json_unsorted_struct(void **state)
 	v[0] = entry_ok("z.example", false);
 	v[1] = entry_ok("a.example", false);
 	v[2] = entry_ok("z.example", false);
-	text = canonical_text(&p);
+	text = fixture_canonical(&p);
 	assert_non_null(strstr(text, "\"allowed_hosts\":[\"a.example\",\"z.example\"]"));
 	assert_non_null(strstr(text, "\"allow_loopback\":false"));
 	/* And one digest: that of the parsed (sorted, unique) policy. */
-	parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"a.example\",\"z.example\"],"
-		 "\"allow_loopback\":false,\"allow_model_endpoint\":false}",
-		 &parsed);
+	fixture_parse_ok(
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"a.example\",\"z.example\"],"
+		"\"allow_loopback\":false,\"allow_model_endpoint\":false}",
+		&parsed);
 	assert_true(policy_digest(&p) == policy_digest(&parsed));
 	policy_free(&parsed);
 	free(text);
@@ -971,10 +942,11 @@ static void test_policy_entries_packed(void **state)
 
 	(void)state;
 	assert_int_equal(sizeof(struct policy_entry), 32);
-	parse_ok("{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"z.example\",\"198.18.0.1\","
-		 "\"*.b.example:443\",\"Z.example.\",\"a.example\",\"198.18.0.1\",\"fd00::/8\"],"
-		 "\"model_endpoints\":[\"m.example:4000\",\"172.17.0.1:4000\"]}",
-		 &p);
+	fixture_parse_ok(
+		"{\"network_mode\":\"allowlist\",\"allowed_hosts\":[\"z.example\",\"198.18.0.1\","
+		"\"*.b.example:443\",\"Z.example.\",\"a.example\",\"198.18.0.1\",\"fd00::/8\"],"
+		"\"model_endpoints\":[\"m.example:4000\",\"172.17.0.1:4000\"]}",
+		&p);
 	assert_int_equal(p.n_allowed_hosts, 5);
 	/* Policy order: addresses, then names, then wildcards. */
 	assert_int_equal(p.allowed_hosts[0].kind, POLICY_ENTRY_ADDRESS);
@@ -1035,8 +1007,8 @@ static void test_policy_sort_sizes(void **state)
 		char *backward = random_policy(7, sizes[s], true);
 		struct policy a, b;
 
-		parse_ok(forward, &a);
-		parse_ok(backward, &b);
+		fixture_parse_ok(forward, &a);
+		fixture_parse_ok(backward, &b);
 		assert_int_equal(a.n_allowed_hosts, b.n_allowed_hosts);
 		assert_true(sizes[s] < 4 || a.n_allowed_hosts < sizes[s]); /* duplicates went */
 		for (size_t i = 0; i < a.n_allowed_hosts; i++) {
@@ -1106,7 +1078,7 @@ static void test_policy_free_twice(void **state)
 	struct policy p;
 
 	(void)state;
-	parse_ok(design_example, &p);
+	fixture_parse_ok(design_example, &p);
 	policy_free(&p);
 	assert_null(p.allowed_hosts);
 	assert_int_equal(p.n_allowed_hosts, 0);

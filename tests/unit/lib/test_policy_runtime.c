@@ -14,13 +14,9 @@
 #include <cmocka.h>
 
 #include "lib/policy.h"
+#include "policy_fixture.h"
 
-#define ERR_SIZE 512
-
-static int parse(const char *json, struct policy *p, char *err)
-{
-	return policy_parse(json, strlen(json), p, err, ERR_SIZE);
-}
+#define ERR_SIZE FIXTURE_ERR_SIZE
 
 static void test_runtime_default_false(void **state)
 {
@@ -29,7 +25,7 @@ static void test_runtime_default_false(void **state)
 	json_t *o;
 
 	(void)state;
-	assert_int_equal(parse("{\"network_mode\":\"allowlist\"}", &p, err), 0);
+	assert_int_equal(fixture_parse("{\"network_mode\":\"allowlist\"}", &p, err), 0);
 	assert_false(p.runtime_network);
 	o = policy_to_json(&p);
 	assert_null(json_object_get(o, "runtime_network"));
@@ -45,13 +41,15 @@ static void test_runtime_true(void **state)
 
 	(void)state;
 	assert_int_equal(
-		parse("{\"network_mode\":\"allowlist\",\"runtime_network\":true}", &p, err), 0);
+		fixture_parse("{\"network_mode\":\"allowlist\",\"runtime_network\":true}", &p, err),
+		0);
 	assert_true(p.runtime_network);
 	o = policy_to_json(&p);
 	assert_true(json_is_true(json_object_get(o, "runtime_network")));
 	json_decref(o);
-	assert_int_equal(
-		parse("{\"network_mode\":\"allowlist\",\"runtime_network\":false}", &off, err), 0);
+	assert_int_equal(fixture_parse("{\"network_mode\":\"allowlist\",\"runtime_network\":false}",
+				       &off, err),
+			 0);
 	assert_false(off.runtime_network);
 	assert_int_not_equal(policy_digest(&p), policy_digest(&off));
 	policy_free(&p);
@@ -79,7 +77,7 @@ static void test_runtime_rejected(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		assert_int_not_equal(parse(bad[i][0], &p, err), 0);
+		assert_int_not_equal(fixture_parse(bad[i][0], &p, err), 0);
 		if (!strstr(err, bad[i][1]))
 			fail_msg("%s: error \"%s\" lacks \"%s\"", bad[i][0], err, bad[i][1]);
 	}
