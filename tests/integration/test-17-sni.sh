@@ -9,7 +9,7 @@
 # Uses dns_up, dns_set, names_daemon_up (test-4), sbx_dns (test-6) and events_wait (test-7).
 
 ALL_TESTS+=(sni_real_clients sni_raw_hellos sni_address_elsewhere sni_literal_unchecked sni_off
-	sni_relock sni_model_lane)
+	sni_relock sni_model_lane sni_parent_cgroup)
 
 SNI_CLIENT=$IT_DIR/sni_client.py
 
@@ -199,6 +199,12 @@ EOF
 test_sni_relock() {
 	sni_world_up
 	sni_attach
+	sni_relock_cut
+}
+
+# sni_relock_cut: an established, allowed flow to allowed.test, then a relock that drops
+# it: the client sees an error within 15 s (the sweep destroys it), not a stall.
+sni_relock_cut() {
 	log "an established, allowed flow; then a relock that drops allowed.test"
 	rm -f "$CASEDIR/relock.out"
 	sbx_dns "$CG" "$PYTHON" -c "
@@ -230,6 +236,25 @@ except OSError as e:
 	wait $pid 2>/dev/null
 	cat "$CASEDIR/relock.out"
 	grep -q "^error after" "$CASEDIR/relock.out" || fail "the relocked client saw no error within 15 s"
+}
+
+# The parent-cgroup recipe (attach without --netns): the sandbox's processes live in
+# another namespace than the daemon's. There too, a refused flow and a flow a relock cuts
+# fail fast (the sweep dumps every namespace its processes use), and names answer.
+test_sni_parent_cgroup() {
+	sni_world_up
+	attach "$CG" --mode allowlist --allow allowed.test
+	wait_until 10 "[n for s in d['sandboxes'] for n in s['names'] if n['name'] == 'allowed.test' and n['addresses']]"
+	log "a process in the sandbox's namespace: the responder follows it there"
+	sbx_dns "$CG" sleep 1000 &
+	local holder=$!
+	defer "kill -KILL $holder; wait $holder"
+	wait_until 10 "d['sandboxes'][0]['dns']['namespaces'] == 2"
+	sni_expect_pass "curl https://allowed.test" sni_curl https://allowed.test/
+	sni_expect_refused "curl --resolve evil.test" sni_curl --resolve evil.test:443:$SRV4 https://evil.test/
+	sni_expect_refused "openssl s_client -servername evil.test" sni_openssl $SRV4:443 \
+		"$CASEDIR/cert.pem" -servername evil.test
+	sni_relock_cut
 }
 
 test_sni_model_lane() {

@@ -520,13 +520,29 @@ def render_sni(w, rows, goals):
                 goals.append(("{} with the SNI rule on (vs unfiltered)".format(
                     "Connect + TLS handshake rate" if what == "handshake" else "TLS download"),
                     "≥ {}".format(target), "{:.3f}".format(ratio), ok))
-            w("| 8 | {} | {} | {} | {} | {} | {} |".format(
+            w("| 10 | {} | {} | {} | {} | {} | {} |".format(
                 label, labels[v], fmt(m, 0 if what == "handshake" else 1), spread(vals),
                 "{:.3f}".format(ratio) if ratio else "—", goal))
         pr = paired_ratios(rounds, "a", "on")
         if pr:
-            w("| 8 | {}: paired per-round ratio on/a | | median {:.3f} | {:.3f}–{:.3f} | | |".format(
+            w("| 10 | {}: paired per-round ratio on/a | | median {:.3f} | {:.3f}–{:.3f} | | |".format(
                 what, med(pr), min(pr), max(pr)))
+
+
+def render_sni_refused(w, rows, goals):
+    """Benchmark 10, last: how long a refused flow waits before its client sees the
+    error (issue 20: within a second, not a TCP timeout)."""
+    rs = [r for r in rows if r.get("bench") == "sni" and r.get("what") == "refused"]
+    if not rs:
+        return
+    waits = [x for r in rs for x in r["waits_ms"]]
+    stalled = sum(r["timeouts"] for r in rs) + sum(r["handshakes"] for r in rs)
+    ok = not stalled and max(waits) < 1000
+    goals.append(("A refused TLS flow: connect to the client's error (worst of {})".format(
+        len(waits)), "< 1000 ms", "{:.0f} ms".format(max(waits)), ok))
+    w("| 10 | refused flow (`evil.test`): connect to the client's error, ms | "
+      "bfbpf, `\"sni\": \"enforce\"` | {} | {} | | < 1000 ms (worst; {} stalled): {} |".format(
+          fmt(med(waits), 0), spread(waits), stalled, goal_text(ok)))
 
 
 def render(args):
@@ -883,6 +899,7 @@ def render(args):
             e.get("sent", 0), e.get("limited", 0), e.get("lost", 0), med(cpu) if cpu else 0))
     bench_containers.summary_rows(rows, w)
     render_sni(w, rows, goals)
+    render_sni_refused(w, rows, goals)
     w("")
 
     w("## Goals\n")

@@ -96,7 +96,7 @@ if [ "$QUICK" = 1 ]; then
 	NAMES_COUNT=100 NAMES_ROUNDS=1 NAMES_IDLE=1
 	DNS_ROUNDS=1 DNS_SECONDS=0.5 DNS_QUERY_NAMES=20
 	EVENTS_ROUNDS=2 EVENTS_SECONDS=0.3
-	CTR_ROUNDS=2 SNI_ROUNDS=2 SNI_SECONDS=0.5 SNI_MIB=16
+	CTR_ROUNDS=2 SNI_ROUNDS=2 SNI_SECONDS=0.5 SNI_MIB=16 SNI_REFUSED=3
 	RESULTS=$OUT/quick.jsonl REPORT=$OUT/quick.md
 else
 	CONNECT_ROUNDS=11 CONNECT_SECONDS=2
@@ -107,7 +107,7 @@ else
 	NAMES_COUNT=1000 NAMES_ROUNDS=3 NAMES_IDLE=10
 	DNS_ROUNDS=5 DNS_SECONDS=5 DNS_QUERY_NAMES=100
 	EVENTS_ROUNDS=7 EVENTS_SECONDS=2
-	CTR_ROUNDS=11 SNI_ROUNDS=7 SNI_SECONDS=3 SNI_MIB=512
+	CTR_ROUNDS=11 SNI_ROUNDS=7 SNI_SECONDS=3 SNI_MIB=512 SNI_REFUSED=15
 	RESULTS=$OUT/results.jsonl REPORT=$ROOT/docs/performance.md
 fi
 if [ -n "${BENCH_STEPS:-}" ] && [ "$QUICK" = 0 ]; then
@@ -808,6 +808,15 @@ bench_sni() {
 		warn "sni: evil.test passed the rule: $out"
 		return 1
 	}
+	# a refused flow fails fast: the wait from connect to the error the client sees
+	out=$(in_sandbox "$CGB/sni-on" "$PY" "$ROOT/tools/bench/tls_loop.py" --addr 198.18.0.2 \
+		--name evil.test --refused "$SNI_REFUSED") || return 1
+	[ "$(jget "$out" 'd["handshakes"]')" = 0 ] || {
+		warn "sni: a refused name got a handshake: $out"
+		return 1
+	}
+	record "{\"bench\":\"sni\",\"what\":\"refused\",\"variant\":\"on\",${out#\{}"
+	say "   refused flows: connect to error $(jget "$out" 'sorted(d["waits_ms"])[len(d["waits_ms"]) // 2]') ms (median of $SNI_REFUSED), $(jget "$out" 'd["timeouts"]') timeouts"
 	"$BFBPF" detach --cgroup "$CGB/sni-on" --socket "$TMP/sni.sock" >/dev/null
 	"$BFBPF" detach --cgroup "$CGB/sni-off" --socket "$TMP/sni.sock" >/dev/null
 	stop_daemon sni "$SNI_PID"

@@ -180,9 +180,10 @@ int sandbox_sniset_compute(const struct sandbox_registry *registry, const struct
 			   struct sniset *out);
 /*
  * Destroy the sandbox's refused and long-undecided flows (sock_diag SOCK_DESTROY, in its
- * namespace); relock: also its established flows its policy no longer allows (sandbox_sweep.c).
+ * own namespace and each other one its processes use); relock: also its established flows its
+ * policy no longer allows (sandbox_sweep.c).
  */
-int sandbox_sweep(struct sandbox_registry *registry, const struct sandbox *sandbox, bool relock);
+int sandbox_sweep(struct sandbox_registry *registry, struct sandbox *sandbox, bool relock);
 /* The same for every sandbox with the rule on (the daemon's sweep timer). */
 void sandbox_registry_sweep(struct sandbox_registry *registry);
 int sandbox_expected_allowset(struct sandbox_registry *registry, struct sandbox *sandbox,

@@ -9,6 +9,10 @@
  *   ClientHello, a client that never completes its request head);
  * - after an update (a relock), the sandbox's flows to a destination the new
  *   policy no longer allows (they would stall until the client's timeout).
+ * A sock_diag dump sees one network namespace: the sweep dumps the sandbox's
+ * own (--netns, or the daemon's) and every other one its processes use
+ * (sandbox_netns.c: a parent cgroup's containers, a guard's), so a refused
+ * flow fails fast however the sandbox was registered.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,9 +27,12 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
+#include "dns/responder.h"
 #include "lib/log.h"
 #include "sandbox.h"
+#include "sandbox_netns.h"
 
 /* A flow held back longer than this is destroyed (a hello that never completes). */
 #define SANDBOX_SWEEP_HELD_NS (2000ULL * 1000 * 1000)
@@ -49,19 +56,19 @@ struct sandbox_sweep {
 	struct inet_diag_req_v2 victims[SANDBOX_SWEEP_MAX];
 };
 
-/* A NETLINK_SOCK_DIAG socket in the sandbox's network namespace. */
-static int sandbox_sweep_socket(const struct sandbox *sandbox)
+/* A NETLINK_SOCK_DIAG socket in the namespace netns_fd (the daemon's own when < 0). */
+static int sandbox_sweep_socket(int netns_fd)
 {
 	int self, fd, err = 0;
 
-	if (sandbox->netns_fd < 0) { /* the daemon's own namespace */
+	if (netns_fd < 0) {
 		fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 		return fd < 0 ? -errno : fd;
 	}
 	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (self < 0)
 		return -errno;
-	if (setns(sandbox->netns_fd, CLONE_NEWNET)) {
+	if (setns(netns_fd, CLONE_NEWNET)) {
 		err = -errno;
 		close(self);
 		return err;
@@ -229,11 +236,51 @@ static int sandbox_sweep_destroy(int fd, const struct inet_diag_req_v2 *victim)
 	return 0;
 }
 
-int sandbox_sweep(struct sandbox_registry *registry, const struct sandbox *sandbox, bool relock)
+/* Dump one namespace's TCP sockets and destroy what the sweep picks (up to its bound). */
+static int sandbox_sweep_netns(struct sandbox_registry *registry, struct sandbox_sweep *sweep,
+			       int netns_fd)
 {
+	int map_fd = loader_sni_flows_fd(registry->loader), fd, err;
+
+	sweep->count = 0;
+	fd = sandbox_sweep_socket(netns_fd);
+	if (fd < 0)
+		return fd;
+	err = sandbox_sweep_dump(fd, map_fd, AF_INET, sweep);
+	if (!err)
+		err = sandbox_sweep_dump(fd, map_fd, AF_INET6, sweep);
+	for (size_t i = 0; i < sweep->count; i++) {
+		int ret = sandbox_sweep_destroy(fd, &sweep->victims[i]);
+
+		if (ret && ret != -ENOENT)
+			log_warn("%s: destroying a refused flow: %s", sweep->sandbox->path,
+				 strerror(-ret));
+	}
+	if (sweep->count)
+		log_debug("%s: destroyed %zu refused or stale flows", sweep->sandbox->path,
+			  sweep->count);
+	close(fd);
+	return err;
+}
+
+/* The inode of the sandbox's own namespace (that of --netns, or the daemon's). */
+static uint64_t sandbox_sweep_own_key(const struct sandbox *sandbox)
+{
+	struct stat st;
+
+	if (sandbox->netns_fd >= 0 ? fstat(sandbox->netns_fd, &st) : stat("/proc/self/ns/net", &st))
+		return 0;
+	return (uint64_t)st.st_ino;
+}
+
+int sandbox_sweep(struct sandbox_registry *registry, struct sandbox *sandbox, bool relock)
+{
+	struct sandbox_netns_seen seen[RESPONDER_MAX_NETNS];
 	struct sandbox_sweep *sweep = calloc(1, sizeof(*sweep));
+	uint64_t own = sandbox_sweep_own_key(sandbox);
 	struct timespec now;
-	int fd = -1, err = 0;
+	size_t count;
+	int err;
 
 	if (!sweep)
 		return -ENOMEM;
@@ -241,27 +288,22 @@ int sandbox_sweep(struct sandbox_registry *registry, const struct sandbox *sandb
 	sweep->sandbox = sandbox;
 	sweep->relock = relock;
 	sweep->now_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
-	fd = sandbox_sweep_socket(sandbox);
-	if (fd < 0) {
-		err = fd;
-		goto cleanup;
-	}
-	err = sandbox_sweep_dump(fd, loader_sni_flows_fd(registry->loader), AF_INET, sweep);
-	if (!err)
-		err = sandbox_sweep_dump(fd, loader_sni_flows_fd(registry->loader), AF_INET6,
-					 sweep);
-	for (size_t i = 0; i < sweep->count; i++) {
-		int ret = sandbox_sweep_destroy(fd, &sweep->victims[i]);
+	err = sandbox_sweep_netns(registry, sweep, sandbox->netns_fd);
+	/* The other namespaces its processes use (this also keeps its responder there). */
+	count = sandbox_netns_sweep(registry, sandbox, seen, RESPONDER_MAX_NETNS);
+	for (size_t i = 0; i < count; i++) {
+		int fd, ret;
 
-		if (ret && ret != -ENOENT)
-			log_warn("%s: destroying a refused flow: %s", sandbox->path,
-				 strerror(-ret));
-	}
-	if (sweep->count)
-		log_debug("%s: destroyed %zu refused or stale flows", sandbox->path, sweep->count);
-cleanup:
-	if (fd >= 0)
+		if (seen[i].key == own)
+			continue;
+		fd = sandbox_netns_open_pid(seen[i].pid, seen[i].key);
+		if (fd < 0)
+			continue; /* the process went: the next sweep looks again */
+		ret = sandbox_sweep_netns(registry, sweep, fd);
 		close(fd);
+		if (ret && !err)
+			err = ret;
+	}
 	free(sweep);
 	return err;
 }
@@ -269,7 +311,7 @@ cleanup:
 void sandbox_registry_sweep(struct sandbox_registry *registry)
 {
 	for (size_t i = 0; i < registry->count; i++) {
-		const struct sandbox *sandbox = registry->items[i];
+		struct sandbox *sandbox = registry->items[i];
 
 		if (!sandbox->policy_known || !policy_sni_enforced(&sandbox->policy))
 			continue;
