@@ -128,8 +128,9 @@ struct bfbpf_hello {
 	__u32 count; /* HTTP: bytes in word */
 	__u32 flags; /* HTTP: BFBPF_HTTP_* */
 	__u64 word;  /* HTTP: the token being matched (method, version, header name) */
-	/* bfbpf_name_suffixes: the reversed hash of each suffix of name, shortest first. */
+	/* bfbpf_name_suffixes: the reversed hash of each suffix of name, shortest first, */
 	__u64 suffix_hash[BFBPF_SUFFIX_MAX];
+	__u8 suffix_len[BFBPF_SUFFIX_MAX]; /* and its length (1..253) */
 	__u32 suffix_count;
 	__u64 rhash; /* its running hash */
 	/* TLS: the handshake bytes, reassembled from the records of type 22. */
@@ -276,6 +277,7 @@ static int bfbpf_name_suffix_step(__u32 index, void *ctx)
 		if (h->suffix_count >= BFBPF_SUFFIX_MAX)
 			return 1;
 		h->suffix_hash[h->suffix_count & (BFBPF_SUFFIX_MAX - 1)] = h->rhash;
+		h->suffix_len[h->suffix_count & (BFBPF_SUFFIX_MAX - 1)] = (__u8)(index + 1);
 		h->suffix_count++;
 	}
 	return 0;
@@ -284,7 +286,8 @@ static int bfbpf_name_suffix_step(__u32 index, void *ctx)
 /*
  * After SNI: h->suffix_hash[0..suffix_count) holds bfbpf_name_rhash of every
  * suffix of h->name that starts a label, shortest first, the whole name last
- * ("test", "wild.test", "a.wild.test"). One bpf_loop over the name's bytes.
+ * ("test", "wild.test", "a.wild.test"), and h->suffix_len the length of each.
+ * One bpf_loop over the name's bytes.
  */
 static __always_inline void bfbpf_name_suffixes(struct bfbpf_hello *h)
 {
@@ -333,6 +336,28 @@ static __always_inline int bfbpf_name_matches(struct bfbpf_hello *h, const char 
 	/* One step more than the longest entry: the step past its end says done. */
 	BFBPF_LOOP(BFBPF_NAME_MAX + 1, bfbpf_name_match_step, h);
 	return h->done == 1;
+}
+
+/*
+ * Is entry (entry_len bytes, in a NUL-filled buffer of BFBPF_NAME_BUF bytes: a
+ * map value's) exactly the suffix of h->name whose hash is
+ * h->suffix_hash[at] (bfbpf_name_suffixes)? Of that suffix's length, and equal
+ * byte for byte: what turns a hit of a lookup by that hash into an allowance.
+ * A longer or shorter entry whose hash collides is no match, even when it is
+ * another suffix of the name (it may allow the name itself but not its
+ * subdomains, or the reverse). Uses h->alt and h->done, as bfbpf_name_matches.
+ */
+static __always_inline int bfbpf_name_suffix_is(struct bfbpf_hello *h, __u32 at, const char *entry,
+						__u32 entry_len)
+{
+	__u32 count = h->suffix_count;
+
+	if (at >= count || count > BFBPF_SUFFIX_MAX)
+		return 0;
+	/* verifier: masked, although at < count <= BFBPF_SUFFIX_MAX was just checked. */
+	if (entry_len != h->suffix_len[at & (BFBPF_SUFFIX_MAX - 1)])
+		return 0;
+	return bfbpf_name_matches(h, entry, entry_len);
 }
 
 #endif /* BFBPF_LIB_HELLO_H */
