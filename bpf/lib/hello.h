@@ -36,7 +36,10 @@
  *    map value, not on the stack.
  *  - Names are compared and copied as 32 words of 8 bytes (unrolled, no
  *    loop), which is why the name buffers are 256 bytes, 8-aligned and
- *    zero-filled past the name.
+ *    zero-filled past the name. A name against a suffix of another
+ *    (bfbpf_name_matches, after a hash hit) is compared byte by byte in a
+ *    bpf_loop, which the callback of sni.h's lookups may nest in its own:
+ *    each callback is verified once.
  */
 #ifndef BFBPF_LIB_HELLO_H
 #define BFBPF_LIB_HELLO_H
@@ -215,7 +218,8 @@ static __always_inline void bfbpf_name_copy(char *dst, const char *src)
  * FNV-1a 64 over the lowercased bytes of name[0..len): the key userspace
  * computes for the maps it fills, and the kernel for the name it parsed.
  * Not collision-resistant against a chosen name: a map found by this hash
- * must hold the full name and the caller compares it (bfbpf_name_equal).
+ * must hold the full name and the caller compares it (bfbpf_name_suffix_is,
+ * bfbpf_name_equal).
  * verifier: a bounded loop of at most BFBPF_NAME_BUF steps (cheap to walk),
  * the index masked.
  */
