@@ -14,7 +14,7 @@
 #include <linux/types.h>
 
 /* Bumped whenever a key, value or map definition below changes. */
-#define BFBPF_ABI_VERSION 8
+#define BFBPF_ABI_VERSION 9
 
 /* Verdicts of the cgroup hooks: the kernel reads 1 as "go on", 0 as EPERM/drop. */
 #define BFBPF_VERDICT_DENY 0
@@ -137,7 +137,10 @@ struct bfbpf_sni_bound_key {
  * reversed FNV-1a of the entry's name (bfbpf_name_rhash, bpf/lib/hello.h) and
  * the address it resolved to, on a judged port. One more key per name, with
  * port 0 and a zero address, says that an entry names it at all (so that a
- * refusal tells sni_address_mismatch from sni_not_allowed).
+ * refusal tells sni_address_mismatch from sni_not_allowed). The hash only
+ * finds the entry: FNV is no defence against a chosen name, so the value holds
+ * the name itself and the kernel admits a flow only when the name it read (or
+ * the suffix of it whose hash it looked up) equals it byte for byte.
  */
 struct bfbpf_sni_name_key {
 	__u32 generation;
@@ -151,7 +154,15 @@ struct bfbpf_sni_name_key {
 #define BFBPF_SNI_NAME_SUBDOMAINS (1u << 1) /* its strict subdomains (bare entry, wildcard) */
 
 struct bfbpf_sni_name_value {
-	__u8 kinds;
+	__u8 kinds; /* BFBPF_SNI_NAME_* */
+	__u8 reserved[3];
+	__u32 name_len; /* bytes of name, 1..253 */
+	/*
+	 * The name whose hash is the key, as the kernel reads names: lower case, no
+	 * trailing dot (a wildcard's: the suffix, "wild.test" of "*.wild.test"),
+	 * NUL-filled to the end (the kernel copies it as 32 words).
+	 */
+	char name[256] __attribute__((aligned(8)));
 };
 
 /*

@@ -36,7 +36,10 @@
  *    map value, not on the stack.
  *  - Names are compared and copied as 32 words of 8 bytes (unrolled, no
  *    loop), which is why the name buffers are 256 bytes, 8-aligned and
- *    zero-filled past the name.
+ *    zero-filled past the name. A name against a suffix of another
+ *    (bfbpf_name_matches, after a hash hit) is compared byte by byte in a
+ *    bpf_loop, which the callback of sni.h's lookups may nest in its own:
+ *    each callback is verified once.
  */
 #ifndef BFBPF_LIB_HELLO_H
 #define BFBPF_LIB_HELLO_H
@@ -128,8 +131,9 @@ struct bfbpf_hello {
 	__u32 count; /* HTTP: bytes in word */
 	__u32 flags; /* HTTP: BFBPF_HTTP_* */
 	__u64 word;  /* HTTP: the token being matched (method, version, header name) */
-	/* bfbpf_name_suffixes: the reversed hash of each suffix of name, shortest first. */
+	/* bfbpf_name_suffixes: the reversed hash of each suffix of name, shortest first, */
 	__u64 suffix_hash[BFBPF_SUFFIX_MAX];
+	__u8 suffix_len[BFBPF_SUFFIX_MAX]; /* and its length (1..253) */
 	__u32 suffix_count;
 	__u64 rhash; /* its running hash */
 	/* TLS: the handshake bytes, reassembled from the records of type 22. */
@@ -214,7 +218,8 @@ static __always_inline void bfbpf_name_copy(char *dst, const char *src)
  * FNV-1a 64 over the lowercased bytes of name[0..len): the key userspace
  * computes for the maps it fills, and the kernel for the name it parsed.
  * Not collision-resistant against a chosen name: a map found by this hash
- * must hold the full name and the caller compares it (bfbpf_name_equal).
+ * must hold the full name and the caller compares it (bfbpf_name_suffix_is,
+ * bfbpf_name_equal).
  * verifier: a bounded loop of at most BFBPF_NAME_BUF steps (cheap to walk),
  * the index masked.
  */
@@ -276,6 +281,7 @@ static int bfbpf_name_suffix_step(__u32 index, void *ctx)
 		if (h->suffix_count >= BFBPF_SUFFIX_MAX)
 			return 1;
 		h->suffix_hash[h->suffix_count & (BFBPF_SUFFIX_MAX - 1)] = h->rhash;
+		h->suffix_len[h->suffix_count & (BFBPF_SUFFIX_MAX - 1)] = (__u8)(index + 1);
 		h->suffix_count++;
 	}
 	return 0;
@@ -284,7 +290,8 @@ static int bfbpf_name_suffix_step(__u32 index, void *ctx)
 /*
  * After SNI: h->suffix_hash[0..suffix_count) holds bfbpf_name_rhash of every
  * suffix of h->name that starts a label, shortest first, the whole name last
- * ("test", "wild.test", "a.wild.test"). One bpf_loop over the name's bytes.
+ * ("test", "wild.test", "a.wild.test"), and h->suffix_len the length of each.
+ * One bpf_loop over the name's bytes.
  */
 static __always_inline void bfbpf_name_suffixes(struct bfbpf_hello *h)
 {
@@ -333,6 +340,28 @@ static __always_inline int bfbpf_name_matches(struct bfbpf_hello *h, const char 
 	/* One step more than the longest entry: the step past its end says done. */
 	BFBPF_LOOP(BFBPF_NAME_MAX + 1, bfbpf_name_match_step, h);
 	return h->done == 1;
+}
+
+/*
+ * Is entry (entry_len bytes, in a NUL-filled buffer of BFBPF_NAME_BUF bytes: a
+ * map value's) exactly the suffix of h->name whose hash is
+ * h->suffix_hash[at] (bfbpf_name_suffixes)? Of that suffix's length, and equal
+ * byte for byte: what turns a hit of a lookup by that hash into an allowance.
+ * A longer or shorter entry whose hash collides is no match, even when it is
+ * another suffix of the name (it may allow the name itself but not its
+ * subdomains, or the reverse). Uses h->alt and h->done, as bfbpf_name_matches.
+ */
+static __always_inline int bfbpf_name_suffix_is(struct bfbpf_hello *h, __u32 at, const char *entry,
+						__u32 entry_len)
+{
+	__u32 count = h->suffix_count;
+
+	if (at >= count || count > BFBPF_SUFFIX_MAX)
+		return 0;
+	/* verifier: masked, although at < count <= BFBPF_SUFFIX_MAX was just checked. */
+	if (entry_len != h->suffix_len[at & (BFBPF_SUFFIX_MAX - 1)])
+		return 0;
+	return bfbpf_name_matches(h, entry, entry_len);
 }
 
 #endif /* BFBPF_LIB_HELLO_H */

@@ -65,11 +65,24 @@ enum sni_outcome {
 };
 
 /*
+ * A hit of a lookup by the hash of suffix at: the entry must also name that
+ * suffix, byte for byte (bfbpf_name_suffix_is); a hash is no proof against a
+ * chosen name. A hit whose name differs is a miss.
+ */
+static __always_inline int sni_entry_names(struct sni_scratch *s, __u32 at, __u8 need,
+					   const struct bfbpf_sni_name_value *value)
+{
+	if (!value || !(value->kinds & need))
+		return 0;
+	return bfbpf_name_suffix_is(&s->hello, at, value->name, value->name_len);
+}
+
+/*
  * One suffix of the name (a bpf_loop callback, verified once: an unrolled
  * loop of lookups made the verifier walk past its limit). Suffixes come
  * shortest first; round BFBPF_SNI_MAX_LABELS is the whole name, however many
  * labels it has. The whole name needs an entry of itself, a proper suffix an
- * entry of its subdomains.
+ * entry of its subdomains; either entry must name that suffix exactly.
  */
 static int sni_suffix_step(__u32 round, void *ctx)
 {
@@ -94,14 +107,14 @@ static int sni_suffix_step(__u32 round, void *ctx)
 	s->key.port = s->port;
 	__builtin_memcpy(s->key.addr, s->addr, sizeof(s->key.addr));
 	value = bpf_map_lookup_elem(&sni_names, &s->key);
-	if (value && (value->kinds & need)) {
+	if (sni_entry_names(s, at, need, value)) {
 		s->allowed = 1;
 		return 1;
 	}
 	s->key.port = 0; /* the entry's marker: an entry names it at all */
 	__builtin_memset(s->key.addr, 0, sizeof(s->key.addr));
 	value = bpf_map_lookup_elem(&sni_names, &s->key);
-	if (value && (value->kinds & need))
+	if (sni_entry_names(s, at, need, value))
 		s->named = 1;
 	return 0;
 }

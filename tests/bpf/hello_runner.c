@@ -84,7 +84,7 @@ static int runner_user(__u32 parser, const __u8 *buf, __u32 len, struct bfbpf_he
 static struct hello_test_entry runner_entry = {.name = HELLO_TEST_ENTRY,
 					       .len = sizeof(HELLO_TEST_ENTRY) - 1};
 
-/* The kernel's suffix hashes are those of userspace's name, suffix by suffix. */
+/* The kernel's suffix hashes (and lengths) are those of userspace's name, suffix by suffix. */
 static int runner_suffixes_agree(const struct bfbpf_hello *kernel, struct bfbpf_hello *user)
 {
 	__u32 i, count = 0;
@@ -102,7 +102,8 @@ static int runner_suffixes_agree(const struct bfbpf_hello *kernel, struct bfbpf_
 			continue;
 		/* Shortest first: the suffix at i is number (count - 1) counting from the end. */
 		if (kernel->suffix_hash[--count] !=
-		    bfbpf_name_rhash(user->name + i, user->name_len - i))
+			    bfbpf_name_rhash(user->name + i, user->name_len - i) ||
+		    kernel->suffix_len[count] != user->name_len - i)
 			return 0;
 	}
 	return 1;

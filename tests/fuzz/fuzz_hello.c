@@ -54,6 +54,20 @@ static void fuzz_check_suffixes(struct bfbpf_hello *h)
 	if (h->suffix_count != labels ||
 	    h->suffix_hash[labels - 1] != bfbpf_name_rhash(h->name, h->name_len))
 		abort();
+	/* Each suffix confirms its own hash hit (bfbpf_name_suffix_is), not its neighbour's. */
+	for (i = 0; i < labels; i++) {
+		static char entry[BFBPF_NAME_BUF];
+		__u32 n = h->suffix_len[i];
+
+		if (n == 0 || n > h->name_len || (i && n <= h->suffix_len[i - 1]))
+			abort();
+		memset(entry, 0, sizeof(entry));
+		memcpy(entry, h->name + h->name_len - n, n);
+		if (h->suffix_hash[i] != bfbpf_name_rhash(entry, n) ||
+		    !bfbpf_name_suffix_is(h, i, entry, n) ||
+		    (i + 1 < labels && bfbpf_name_suffix_is(h, i + 1, entry, n)))
+			abort();
+	}
 	/* Each suffix at a label boundary matches the name; the name minus its first byte does not.
 	 */
 	for (i = 0; i < h->name_len; i++) {

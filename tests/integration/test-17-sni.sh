@@ -9,7 +9,7 @@
 # Uses dns_up, dns_set, names_daemon_up (test-4), sbx_dns (test-6) and events_wait (test-7).
 
 ALL_TESTS+=(sni_real_clients sni_raw_hellos sni_address_elsewhere sni_literal_unchecked sni_off
-	sni_relock sni_model_lane sni_parent_cgroup)
+	sni_relock sni_model_lane sni_parent_cgroup sni_hash_collision sni_subdomains)
 
 SNI_CLIENT=$IT_DIR/sni_client.py
 
@@ -268,4 +268,89 @@ test_sni_model_lane() {
 	log "a lane given as an address is not checked"
 	update "$CG" --mode no-network --model-endpoint $SRV4:443
 	sni_expect_pass "any name to a lane address" sni_raw plain $SRV4 443 evil.test
+}
+
+# sni_generation: the generation in force for $CG.
+sni_generation() {
+	bfs status --cgroup "$CG" --json |
+		"$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["sandboxes"][0]["generation"])'
+}
+
+# sni_forge NAME ENTRY PORT...: writes, behind the daemon's back, sni_names keys of NAME's hash
+# (its marker, and $SRV4 on each PORT) in the generation in force, whose value names ENTRY
+# (kinds: itself and its subdomains): what a lookup finds when NAME's FNV-1a collides with
+# ENTRY's. A real collision takes a search, not a test's seconds; an attacker has the time.
+# An older layout (ABI 8: kinds only) gets the same forgery, cut to its value size.
+sni_forge() {
+	local name=$1 entry=$2 generation port size map=$PINS/maps/sni_names
+	shift 2
+	generation=$(sni_generation)
+	size=$(bpftool map show pinned "$map" -j |
+		"$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["bytes_value"])')
+	for port in 0 "$@"; do
+		# shellcheck disable=SC2046 # the key and value bytes are words
+		bpftool map update pinned "$map" $("$PYTHON" -c '
+import socket, struct, sys
+name, entry, generation, port, addr, size = sys.argv[1:]
+h = 0xcbf29ce484222325
+for c in reversed(name.encode()):  # bfbpf_name_rhash: FNV-1a 64 from the last byte
+    h = ((h ^ c) * 0x100000001b3) & (2**64 - 1)
+a = bytes(16) if port == "0" else bytes(10) + b"\xff\xff" + socket.inet_aton(addr)
+key = struct.pack("<IIQ", int(generation), int(port), h) + a
+value = struct.pack("<B3xI", 3, len(entry)) + entry.encode().ljust(256, b"\0")
+print("key hex", key.hex(" "), "value hex", value[: int(size)].hex(" "))
+' "$name" "$entry" "$generation" "$port" $SRV4 "$size") || fail "bpftool map update"
+	done
+}
+
+# A name whose hash collides with an allowed entry's (forged in the map) is still refused:
+# the kernel compares the name with the entry's own after the hash hit.
+test_sni_hash_collision() {
+	sni_world_up
+	sni_attach
+	sni_expect_pass "allowed.test" sni_raw plain $SRV4 443 allowed.test
+	local generation
+	generation=$(sni_generation)
+	log "forged: evil.test's hash finds allowed.test's entry on $SRV4 (443, 80, its marker)"
+	sni_forge evil.test allowed.test 443 80
+	sni_expect_refused "curl --resolve evil.test" sni_curl --resolve evil.test:443:$SRV4 https://evil.test/
+	sni_expect_refused "openssl s_client -servername evil.test" sni_openssl $SRV4:443 \
+		"$CASEDIR/cert.pem" -servername evil.test
+	sni_expect_refused "ClientHello evil.test" sni_raw plain $SRV4 443 evil.test
+	sni_expect_refused "a subdomain: the hash of its suffix evil.test" sni_raw plain $SRV4 443 x.evil.test
+	sni_expect_refused "plain HTTP, Host: evil.test" sni_curl -H "Host: evil.test" http://allowed.test/
+	sni_expect_pass "curl https://allowed.test, still" sni_curl https://allowed.test/
+	sni_expect_pass "plain HTTP allowed.test, still" sni_curl http://allowed.test/
+	grep -q "evil" "$SNI_LOG" && fail "the server saw evil.test"
+	[ "$(sni_generation)" = "$generation" ] ||
+		fail "the daemon reprogrammed the sandbox: the forged keys were not in force throughout"
+	log "refused as names no entry allows (the forged marker names no one either)"
+	events_wait "$CASEDIR/events.json" "
+		[x for x in e if x.get('reason') == 'sni_not_allowed' and x.get('sni') == 'evil.test']
+		and [x for x in e if x.get('reason') == 'sni_not_allowed' and x.get('sni') == 'x.evil.test']
+		and [x for x in e if x.get('reason') == 'host_not_allowed' and x.get('sni') == 'evil.test']
+		and not [x for x in e if x.get('reason') == 'sni_address_mismatch']" --cgroup "$CG" ||
+		fail "the events do not say sni_not_allowed"
+}
+
+# A wildcard's names on $SRV4B (no other entry's): each learned through DNS passes, also one
+# learned later on the address another one already brought (a CDN's: the allow set stays,
+# only the SNI keys change); the apex (docs/policy.md: a wildcard allows strict subdomains
+# only) and a look-alike do not.
+test_sni_subdomains() {
+	sni_world_up
+	dns_set "$SRV4 allowed.test" "$SRV4B a.wild.test" "$SRV4B b.wild.test" "$SRV4B wild.test" \
+		"$SRV4B xwild.test"
+	sni_attach '*.wild.test'
+	[ "$(dig_short "$CG" a.wild.test)" = $SRV4B ] || fail "a.wild.test did not resolve"
+	sni_expect_pass "a.wild.test" sni_raw plain $SRV4B 443 a.wild.test
+	sni_expect_refused "b.wild.test, not asked yet" sni_raw plain $SRV4B 443 b.wild.test
+	log "b.wild.test learned later, on the address a.wild.test brought ($SRV4B)"
+	[ "$(dig_short "$CG" b.wild.test)" = $SRV4B ] || fail "b.wild.test did not resolve"
+	sni_expect_pass "b.wild.test" sni_raw plain $SRV4B 443 b.wild.test
+	sni_expect_pass "a.wild.test, still" sni_raw plain $SRV4B 443 a.wild.test
+	[ "$(dig_status "$CG" wild.test)" = REFUSED ] || fail "the apex of a wildcard resolved"
+	sni_expect_refused "wild.test, the wildcard's apex" sni_raw plain $SRV4B 443 wild.test
+	sni_expect_refused "xwild.test, a look-alike" sni_raw plain $SRV4B 443 xwild.test
+	sni_expect_refused "x.a.wild.test, never asked" sni_raw plain $SRV4B 443 x.a.wild.test
 }

@@ -14,6 +14,41 @@ uint64_t sniset_name_rhash(const char *name)
 	return bfbpf_name_rhash(name, (__u32)strlen(name));
 }
 
+const char *sniset_name_text(const struct sniset *set, const struct sniset_name *name)
+{
+	return name->text < set->n_texts ? set->texts[name->text] : "";
+}
+
+/* A copy of name as the kernel reads names: lower case, one trailing dot dropped. */
+static int sniset_push_text(struct sniset *set, const char *name, uint32_t *index)
+{
+	size_t len = strlen(name);
+	char *text;
+
+	if (len && name[len - 1] == '.')
+		len--;
+	if (len == 0 || len > BFBPF_NAME_MAX)
+		return -EINVAL;
+	if (set->n_texts == set->cap_texts) {
+		size_t cap = set->cap_texts ? set->cap_texts * 2 : 16;
+		char **grown = realloc(set->texts, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		set->texts = grown;
+		set->cap_texts = cap;
+	}
+	text = strndup(name, len);
+	if (!text)
+		return -ENOMEM;
+	for (size_t i = 0; i < len; i++)
+		if (text[i] >= 'A' && text[i] <= 'Z')
+			text[i] = (char)(text[i] - 'A' + 'a');
+	*index = (uint32_t)set->n_texts;
+	set->texts[set->n_texts++] = text;
+	return 0;
+}
+
 static int sniset_push_bound(struct sniset *set, const struct sniset_bound *bound)
 {
 	if (set->n_bound == set->cap_bound) {
@@ -45,7 +80,7 @@ static int sniset_push_name(struct sniset *set, const struct sniset_name *name)
 }
 
 /* One judged port: the entry's addresses that are name-derived there. */
-static int sniset_add_port(struct sniset *set, uint64_t rhash, uint8_t kinds, uint16_t port,
+static int sniset_add_port(struct sniset *set, const struct sniset_name *marker, uint16_t port,
 			   uint8_t bound_kind, const struct in6_addr *addrs, size_t n,
 			   const struct allowset *literals)
 {
@@ -53,7 +88,9 @@ static int sniset_add_port(struct sniset *set, uint64_t rhash, uint8_t kinds, ui
 
 	for (size_t i = 0; !err && i < n; i++) {
 		struct sniset_bound bound = {.port = port, .kind = bound_kind};
-		struct sniset_name name = {.rhash = rhash, .port = port, .kinds = kinds};
+		struct sniset_name name = *marker;
+
+		name.port = port;
 
 		/* A literal or CIDR entry allows it by itself: address-only judging. */
 		if (literals && allowset_covers(literals, addrs[i].s6_addr, port))
@@ -71,11 +108,16 @@ int sniset_add_name(struct sniset *set, const struct policy *policy, const char 
 		    uint8_t kinds, uint16_t entry_port, const struct in6_addr *addrs, size_t n,
 		    const struct allowset *literals)
 {
-	struct sniset_name marker = {.rhash = sniset_name_rhash(name), .kinds = kinds};
+	struct sniset_name marker = {.kinds = kinds};
 	int err;
 
 	if (!policy_sni_enforced(policy))
 		return 0;
+	err = sniset_push_text(set, name, &marker.text);
+	if (err)
+		return err;
+	/* The key hashes the text the value holds: what the kernel hashes and compares. */
+	marker.rhash = sniset_name_rhash(set->texts[marker.text]);
 	err = sniset_push_name(set, &marker);
 	for (int tls = 1; !err && tls >= 0; tls--) {
 		size_t count;
@@ -84,7 +126,7 @@ int sniset_add_name(struct sniset *set, const struct policy *policy, const char 
 		for (size_t i = 0; !err && i < count; i++) {
 			if (entry_port && entry_port != ports[i])
 				continue;
-			err = sniset_add_port(set, marker.rhash, kinds, ports[i],
+			err = sniset_add_port(set, &marker, ports[i],
 					      tls ? BFBPF_SNI_BOUND_TLS : BFBPF_SNI_BOUND_HTTP,
 					      addrs, n, literals);
 		}
@@ -100,15 +142,25 @@ static int sniset_bound_compare(const void *pa, const void *pb)
 	return c ? c : (int)a->port - (int)b->port;
 }
 
-static int sniset_name_compare(const void *pa, const void *pb)
+/* The map key's order: hash, address, port. */
+static int sniset_key_compare(const struct sniset_name *a, const struct sniset_name *b)
 {
-	const struct sniset_name *a = pa, *b = pb;
 	int c;
 
 	if (a->rhash != b->rhash)
 		return a->rhash < b->rhash ? -1 : 1;
 	c = memcmp(a->addr, b->addr, 16);
 	return c ? c : (int)a->port - (int)b->port;
+}
+
+/* The key's order, then the name's (equal keys of colliding names: deterministic). */
+static int sniset_name_compare(const void *pa, const void *pb, void *context)
+{
+	const struct sniset *set = context;
+	const struct sniset_name *a = pa, *b = pb;
+	int c = sniset_key_compare(a, b);
+
+	return c ? c : strcmp(sniset_name_text(set, a), sniset_name_text(set, b));
 }
 
 void sniset_normalize(struct sniset *set)
@@ -123,14 +175,62 @@ void sniset_normalize(struct sniset *set)
 	set->n_bound = kept;
 	kept = 0;
 	if (set->n_names)
-		qsort(set->names, set->n_names, sizeof(*set->names), sniset_name_compare);
+		qsort_r(set->names, set->n_names, sizeof(*set->names), sniset_name_compare, set);
 	for (size_t i = 0; i < set->n_names; i++) {
-		if (kept && !sniset_name_compare(&set->names[kept - 1], &set->names[i]))
-			set->names[kept - 1].kinds |= set->names[i].kinds;
-		else
+		const struct sniset_name *last = kept ? &set->names[kept - 1] : NULL;
+
+		if (!last || sniset_key_compare(last, &set->names[i]))
 			set->names[kept++] = set->names[i];
+		else if (!sniset_name_compare(last, &set->names[i], set))
+			set->names[kept - 1].kinds |= set->names[i].kinds;
+		/* else: another name on the same key (a collision): it stays out. */
 	}
 	set->n_names = kept;
+}
+
+/* FNV-1a 64 of bytes, continued from hash. */
+static uint64_t sniset_fnv(uint64_t hash, const void *bytes, size_t n)
+{
+	const uint8_t *p = bytes;
+
+	for (size_t i = 0; i < n; i++)
+		hash = (hash ^ p[i]) * BFBPF_FNV_PRIME;
+	return hash;
+}
+
+/* A 64-bit finalizer (splitmix64's): a sum of mixed records does not cancel out simply. */
+static uint64_t sniset_mix(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+/* Each record's mixed hash, summed: the order of the records does not count. */
+uint64_t sniset_digest(const struct sniset *set)
+{
+	uint64_t digest = set->n_bound * 0x9e3779b97f4a7c15ULL + set->n_names;
+
+	for (size_t i = 0; i < set->n_bound; i++) {
+		const struct sniset_bound *b = &set->bound[i];
+		uint64_t h = sniset_fnv(BFBPF_FNV_OFFSET, "b", 1);
+
+		h = sniset_fnv(h, b->addr, sizeof(b->addr));
+		h = sniset_fnv(h, &b->port, sizeof(b->port));
+		digest += sniset_mix(sniset_fnv(h, &b->kind, sizeof(b->kind)));
+	}
+	for (size_t i = 0; i < set->n_names; i++) {
+		const struct sniset_name *n = &set->names[i];
+		const char *text = sniset_name_text(set, n);
+		uint64_t h = sniset_fnv(BFBPF_FNV_OFFSET, "n", 1);
+
+		h = sniset_fnv(h, &n->rhash, sizeof(n->rhash));
+		h = sniset_fnv(h, n->addr, sizeof(n->addr));
+		h = sniset_fnv(h, &n->port, sizeof(n->port));
+		h = sniset_fnv(h, &n->kinds, sizeof(n->kinds));
+		digest += sniset_mix(sniset_fnv(h, text, strlen(text)));
+	}
+	return digest;
 }
 
 uint8_t sniset_bound_kind(const struct sniset *set, const uint8_t addr[16], uint16_t port)
@@ -147,5 +247,8 @@ void sniset_free(struct sniset *set)
 		return;
 	free(set->bound);
 	free(set->names);
+	for (size_t i = 0; i < set->n_texts; i++)
+		free(set->texts[i]);
+	free(set->texts);
 	memset(set, 0, sizeof(*set));
 }

@@ -34,7 +34,16 @@ int loader_sni_write(struct loader *loader, uint32_t generation, const struct sn
 						 .port = set->names[i].port,
 						 .name_rhash = set->names[i].rhash};
 		struct bfbpf_sni_name_value value = {.kinds = set->names[i].kinds};
+		const char *text = sniset_name_text(set, &set->names[i]);
+		size_t len = strlen(text);
 
+		/* The name the kernel confirms a hash hit with (NUL-filled: value is zeroed). */
+		if (len == 0 || len >= sizeof(value.name)) {
+			err = -EINVAL;
+			break;
+		}
+		value.name_len = (uint32_t)len;
+		memcpy(value.name, text, len);
 		memcpy(key.addr, set->names[i].addr, sizeof(key.addr));
 		if (bpf_map_update_elem(names, &key, &value, BPF_ANY))
 			err = -errno;

@@ -209,13 +209,15 @@ static int sandbox_entries_write(struct sandbox_registry *registry, uint32_t gen
 /* The SNI keys of a policy's names under a generation not yet flipped to. */
 static int sandbox_sni_write(struct sandbox_registry *registry, const struct policy *policy,
 			     const struct sandbox_learned *learned, size_t learned_count,
-			     uint32_t generation)
+			     uint32_t generation, uint64_t *digest)
 {
 	struct sniset set = {0};
 	int err = sandbox_sniset_compute(registry, policy, learned, learned_count, &set);
 
-	if (!err)
+	if (!err) {
+		*digest = sniset_digest(&set);
 		err = loader_sni_write(registry->loader, generation, &set);
+	}
 	if (err)
 		log_error("writing the SNI entries of generation %u: %s", generation,
 			  strerror(-err));
@@ -342,7 +344,8 @@ int sandbox_attach_role(struct sandbox_registry *registry, const char *path, con
 	if (err)
 		goto kernel_error;
 	entries_written = true;
-	err = sandbox_sni_write(registry, policy, NULL, 0, sandbox->generation);
+	err = sandbox_sni_write(registry, policy, NULL, 0, sandbox->generation,
+				&sandbox->sni_digest);
 	if (err)
 		goto kernel_error;
 	err = loader_links_attach(registry->loader, sandbox->cgroup_id, sandbox->path,
@@ -402,13 +405,14 @@ static int sandbox_program(struct sandbox_registry *registry, struct sandbox *sa
 {
 	struct bfbpf_sandbox value = {0};
 	uint32_t generation = loader_next_generation(registry->loader);
+	uint64_t sni_digest = 0;
 	int err;
 
 	err = sandbox_entries_write(registry, generation, next);
 	if (err)
 		return err;
 	err = sandbox_sni_write(registry, policy, sandbox->learned, sandbox->learned_count,
-				generation);
+				generation, &sni_digest);
 	if (err) {
 		loader_entries_delete(registry->loader, generation, next);
 		return err;
@@ -427,6 +431,7 @@ static int sandbox_program(struct sandbox_registry *registry, struct sandbox *sa
 	memset(next, 0, sizeof(*next));
 	sandbox->generation = generation;
 	sandbox->digest = value.digest;
+	sandbox->sni_digest = sni_digest;
 	return 0;
 }
 
@@ -512,15 +517,21 @@ kernel_error:
 int sandbox_refresh(struct sandbox_registry *registry, struct sandbox *sandbox)
 {
 	struct allowset next = {0};
+	uint64_t sni_digest = 0;
 	int err;
 
 	if (!sandbox->policy_known)
 		return 0;
 	sandbox->needs_refresh = false;
 	err = sandbox_expected_allowset(registry, sandbox, &next);
-	if (err)
+	if (!err)
+		err = sandbox_sni_digest(registry, sandbox, &sni_digest);
+	if (err) {
+		allowset_free(&next);
 		return err;
-	if (allowset_equal(&next, &sandbox->applied)) {
+	}
+	/* A name learned on an address already allowed changes only the SNI keys. */
+	if (allowset_equal(&next, &sandbox->applied) && sni_digest == sandbox->sni_digest) {
 		allowset_free(&next);
 		return 0;
 	}

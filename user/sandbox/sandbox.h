@@ -41,6 +41,8 @@ struct sandbox {
 	uint64_t digest;
 	uint32_t generation;
 	struct allowset applied; /* the entries of generation in the maps */
+	/* sniset_digest of generation's SNI keys, for refresh (0 when adopted: written again) */
+	uint64_t sni_digest;
 	int link_fds[LOADER_HOOK_COUNT];
 	time_t since;
 	char *netns_path;   /* NULL when not given: the daemon's namespace */
@@ -178,6 +180,9 @@ int sandbox_state_write(const struct sandbox_registry *registry, struct sandbox 
 int sandbox_sniset_compute(const struct sandbox_registry *registry, const struct policy *policy,
 			   const struct sandbox_learned *learned, size_t learned_count,
 			   struct sniset *out);
+/* sniset_digest of the SNI keys the sandbox's maps must hold now (its policy, learned names). */
+int sandbox_sni_digest(const struct sandbox_registry *registry, const struct sandbox *sandbox,
+		       uint64_t *out);
 /*
  * Destroy the sandbox's refused and long-undecided flows (sock_diag SOCK_DESTROY, in its
  * own namespace and each other one its processes use); relock: also its established flows its

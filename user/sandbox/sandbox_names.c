@@ -383,3 +383,16 @@ int sandbox_sniset_compute(const struct sandbox_registry *registry, const struct
 	*out = set;
 	return 0;
 }
+
+int sandbox_sni_digest(const struct sandbox_registry *registry, const struct sandbox *sandbox,
+		       uint64_t *out)
+{
+	struct sniset set = {0};
+	int err = sandbox_sniset_compute(registry, &sandbox->policy, sandbox->learned,
+					 sandbox->learned_count, &set);
+
+	if (!err)
+		*out = sniset_digest(&set);
+	sniset_free(&set);
+	return err;
+}

@@ -131,12 +131,134 @@ static void test_sniset_ports_and_kinds(void **state)
 	policy_free(&p);
 }
 
+/* The value names the key's name as the kernel reads names: lower case, no trailing dot. */
+static void test_sniset_name_text(void **state)
+{
+	struct policy p;
+	struct sniset set = {0};
+	struct in6_addr a = mapped("198.18.0.2");
+	const struct sniset_name *n;
+
+	(void)state;
+	parse("{\"network_mode\":\"allowlist\"}", &p);
+	assert_int_equal(
+		sniset_add_name(&set, &p, "Wild.Test.", BFBPF_SNI_NAME_SUBDOMAINS, 0, &a, 1, NULL),
+		0);
+	assert_int_equal(
+		sniset_add_name(&set, &p, "b.wild.test", BFBPF_SNI_NAME_SELF, 0, &a, 1, NULL), 0);
+	sniset_normalize(&set);
+	n = find_name(&set, "wild.test", &a, 443);
+	assert_non_null(n);
+	assert_string_equal(sniset_name_text(&set, n), "wild.test");
+	assert_string_equal(sniset_name_text(&set, find_name(&set, "wild.test", NULL, 0)),
+			    "wild.test");
+	assert_string_equal(sniset_name_text(&set, find_name(&set, "b.wild.test", &a, 80)),
+			    "b.wild.test");
+	assert_int_equal(sniset_add_name(&set, &p, ".", BFBPF_SNI_NAME_SELF, 0, &a, 1, NULL),
+			 -EINVAL);
+	sniset_free(&set);
+	policy_free(&p);
+}
+
+/* names added to a fresh set, in this order; its digest. */
+static uint64_t digest_of(const struct policy *p, const char *const *names, size_t n,
+			  const struct in6_addr *addrs, size_t n_addrs)
+{
+	struct sniset set = {0};
+	uint64_t digest;
+
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(sniset_add_name(&set, p, names[i], BFBPF_SNI_NAME_SELF, 0, addrs,
+						 n_addrs, NULL),
+				 0);
+	sniset_normalize(&set);
+	digest = sniset_digest(&set);
+	sniset_free(&set);
+	return digest;
+}
+
+/*
+ * The digest a refresh compares: the same keys in any order give the same
+ * digest; a key more (a learned name on an address already there), or another
+ * address, another.
+ */
+static void test_sniset_digest(void **state)
+{
+	static const char *const ab[] = {"a.wild.test", "b.wild.test"};
+	static const char *const ba[] = {"b.wild.test", "a.wild.test"};
+	struct in6_addr a = mapped("198.18.0.2"), b = mapped("198.18.0.3");
+	struct in6_addr both[2] = {a, b}, reversed[2] = {b, a};
+	struct policy p;
+	struct sniset set = {0};
+	uint64_t one, two;
+
+	(void)state;
+	parse("{\"network_mode\":\"allowlist\"}", &p);
+	assert_true(sniset_digest(&set) == 0); /* empty: what a sandbox starts with */
+	one = digest_of(&p, ab, 1, &a, 1);
+	two = digest_of(&p, ab, 2, &a, 1);
+	assert_true(one != 0);
+	assert_true(two != one);
+	assert_true(digest_of(&p, ba, 2, &a, 1) == two);
+	assert_true(digest_of(&p, ab, 2, both, 2) == digest_of(&p, ba, 2, reversed, 2));
+	assert_true(digest_of(&p, ab, 2, both, 2) != two);
+	assert_true(digest_of(&p, ab, 1, &b, 1) != one);
+	/* Not normalized: the order of the records does not count either. */
+	assert_int_equal(sniset_add_name(&set, &p, "a.test", BFBPF_SNI_NAME_SELF, 0, both, 2, NULL),
+			 0);
+	one = sniset_digest(&set);
+	sniset_free(&set);
+	assert_int_equal(
+		sniset_add_name(&set, &p, "a.test", BFBPF_SNI_NAME_SELF, 0, reversed, 2, NULL), 0);
+	assert_true(sniset_digest(&set) == one);
+	/* Another kind is another value: another digest. */
+	sniset_free(&set);
+	assert_int_equal(
+		sniset_add_name(&set, &p, "a.test", BFBPF_SNI_NAME_SUBDOMAINS, 0, both, 2, NULL),
+		0);
+	assert_true(sniset_digest(&set) != one);
+	sniset_free(&set);
+	policy_free(&p);
+}
+
+/*
+ * Two names on one key (their hashes collide): the map holds one value, the
+ * first name in byte order keeps it, the other stays out (refused there).
+ */
+static void test_sniset_collision(void **state)
+{
+	struct policy p;
+	struct sniset set = {0};
+	struct in6_addr a = mapped("198.18.0.2");
+
+	(void)state;
+	parse("{\"network_mode\":\"allowlist\",\"http_ports\":[]}", &p);
+	assert_int_equal(sniset_add_name(&set, &p, "z.test", BFBPF_SNI_NAME_SELF, 0, &a, 1, NULL),
+			 0);
+	assert_int_equal(
+		sniset_add_name(&set, &p, "b.test", BFBPF_SNI_NAME_SUBDOMAINS, 0, &a, 1, NULL), 0);
+	/* Forged: every key of z.test gets b.test's hash. */
+	for (size_t i = 0; i < set.n_names; i++)
+		set.names[i].rhash = sniset_name_rhash("b.test");
+	sniset_normalize(&set);
+	assert_int_equal(set.n_names, 2); /* the marker and 443, once each */
+	for (size_t i = 0; i < set.n_names; i++) {
+		assert_string_equal(sniset_name_text(&set, &set.names[i]), "b.test");
+		assert_int_equal(set.names[i].kinds, BFBPF_SNI_NAME_SUBDOMAINS);
+	}
+	sniset_free(&set);
+	policy_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sniset_rhash),
 		cmocka_unit_test(test_sniset_name_derived),
 		cmocka_unit_test(test_sniset_ports_and_kinds),
+		cmocka_unit_test(test_sniset_name_text),
+		cmocka_unit_test(test_sniset_digest),
+		cmocka_unit_test(test_sniset_collision),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

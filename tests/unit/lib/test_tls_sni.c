@@ -181,6 +181,70 @@ static void test_name_matches(void **state)
 	}
 }
 
+/* name's suffix of entry's length (-1: none at a label boundary). */
+static int suffix_at(const char *name, const char *entry)
+{
+	__u32 want = (__u32)strlen(entry);
+
+	memset(&hello, 0, sizeof(hello));
+	strcpy(hello.name, name);
+	hello.name_len = (__u32)strlen(name);
+	bfbpf_name_suffixes(&hello);
+	for (__u32 at = 0; at < hello.suffix_count; at++)
+		if (hello.suffix_len[at] == want)
+			return (int)at;
+	return -1;
+}
+
+/* Does entry confirm a hash hit for suffix at of name (bfbpf_name_suffix_is)? */
+static int suffix_is(const char *name, __u32 at, const char *entry)
+{
+	static char buf[BFBPF_NAME_BUF];
+
+	memset(&hello, 0, sizeof(hello));
+	strcpy(hello.name, name);
+	hello.name_len = (__u32)strlen(name);
+	bfbpf_name_suffixes(&hello);
+	memset(buf, 0, sizeof(buf));
+	strcpy(buf, entry);
+	return bfbpf_name_suffix_is(&hello, at, buf, (__u32)strlen(entry));
+}
+
+/*
+ * What confirms a hash hit in the kernel: the entry is exactly the suffix
+ * hashed. Equal; a byte differs; the length differs; a suffix only on a label
+ * boundary (evilallowed.test is no subdomain of allowed.test).
+ */
+static void test_name_suffix_is(void **state)
+{
+	(void)state;
+	/* The whole name (the last suffix), equal: confirmed. */
+	assert_int_equal(suffix_at("allowed.test", "allowed.test"), 1);
+	assert_true(suffix_is("allowed.test", 1, "allowed.test"));
+	/* A colliding entry of another name, as long or not: refused. */
+	assert_false(suffix_is("evil.test", 1, "allowed.test"));
+	assert_false(suffix_is("allowex.test", 1, "allowed.test"));
+	assert_false(suffix_is("allowed.test", 1, "allowed.tesu"));
+	assert_false(suffix_is("allowed.test", 1, "allowed.tes"));
+	assert_false(suffix_is("allowed.test", 1, "xallowed.test"));
+	/* Suffixes of a.wild.test: "test", "wild.test", "a.wild.test". */
+	assert_int_equal(suffix_at("a.wild.test", "wild.test"), 1);
+	assert_true(suffix_is("a.wild.test", 1, "wild.test"));
+	assert_true(suffix_is("a.wild.test", 0, "test"));
+	assert_true(suffix_is("a.wild.test", 2, "a.wild.test"));
+	/* Another suffix of the name, but not the one hashed at that index: refused. */
+	assert_false(suffix_is("a.wild.test", 0, "wild.test"));
+	assert_false(suffix_is("a.wild.test", 2, "wild.test"));
+	assert_false(suffix_is("a.wild.test", 1, "a.wild.test"));
+	/* Past the suffixes: refused. */
+	assert_false(suffix_is("a.wild.test", 3, "a.wild.test"));
+	/* evilallowed.test has no suffix allowed.test at a label boundary. */
+	assert_int_equal(suffix_at("evilallowed.test", "allowed.test"), -1);
+	for (__u32 at = 0; at < 3; at++)
+		assert_false(suffix_is("evilallowed.test", at, "allowed.test"));
+	assert_true(suffix_is("x.allowed.test", 1, "allowed.test"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,7 +252,7 @@ int main(void)
 		cmocka_unit_test(test_tls_three_writes),    cmocka_unit_test(test_tls_bytes_after),
 		cmocka_unit_test(test_tls_prefixes_agree),  cmocka_unit_test(test_tls_bound),
 		cmocka_unit_test(test_name_hash),	    cmocka_unit_test(test_name_suffixes),
-		cmocka_unit_test(test_name_matches),
+		cmocka_unit_test(test_name_matches),	    cmocka_unit_test(test_name_suffix_is),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
