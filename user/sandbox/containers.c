@@ -54,14 +54,16 @@ bool containers_same_pod_cgroup(const struct container_record *record, const cha
 	       !strncmp(record->cgroup, cgroup, length);
 }
 
-bool containers_pod_cgroup_exists(const struct container_record *record)
+bool containers_pod_gone(const struct container_record *record)
 {
 	char parent[PATH_MAX];
 	struct stat st;
 
+	if (!record->ref.pod_uid[0] || !stat(record->cgroup, &st))
+		return false;
 	snprintf(parent, sizeof(parent), "%.*s", (int)containers_parent_length(record->cgroup),
 		 record->cgroup);
-	return parent[0] && !stat(parent, &st);
+	return !parent[0] || stat(parent, &st);
 }
 
 void containers_record_free(struct container_record *record)

@@ -210,8 +210,7 @@ void containers_tick(struct sandbox_registry *registry)
 		int exists;
 
 		/* A pod's record outlives its container ids; its pod's cgroup decides. */
-		if (record->ref.pod_uid[0] && !containers_exists(record->cgroup) &&
-		    !containers_pod_cgroup_exists(record)) {
+		if (containers_pod_gone(record)) {
 			log_info("container %s: its pod %s is gone (its cgroup with it)",
 				 record->ref.pod_container, record->ref.pod_uid);
 			containers_forget(registry, record->ref.id);
