@@ -197,16 +197,14 @@ static struct container_record *containers_record_new(struct containers *contain
 
 /*
  * A new id of a pod's container (Kubernetes restarted it) takes over the
- * record of its pod key: the file moves to the new id, and a sandbox that
- * still names the old id (an old cgroup not yet removed) no longer has it.
+ * record of its pod key; old receives the old id, whose file goes once the
+ * new one is written. A sandbox that still names the old id (an old cgroup
+ * not yet removed) no longer has a record.
  */
 static void containers_take_over(struct sandbox_registry *registry, struct container_record *record,
-				 const char *id)
+				 const char *id, char *old, size_t old_size)
 {
-	char file[PATH_MAX];
-
-	containers_file(registry->containers, record->ref.id, file, sizeof(file));
-	unlink(file);
+	snprintf(old, old_size, "%s", record->ref.id);
 	for (size_t i = 0; i < registry->count; i++)
 		if (!strcmp(registry->items[i]->container_id, record->ref.id))
 			registry->items[i]->container_id[0] = '\0';
@@ -232,6 +230,7 @@ int containers_remember(struct sandbox_registry *registry, struct sandbox *sandb
 			const struct container_ref *ref)
 {
 	struct containers *containers = registry->containers;
+	char old[CONTAINER_ID_LENGTH + 1] = "", file[PATH_MAX];
 	struct container_record *record;
 	struct container_ref own;
 	struct policy copy;
@@ -256,7 +255,7 @@ int containers_remember(struct sandbox_registry *registry, struct sandbox *sandb
 			return -ENOMEM;
 	} else {
 		if (ref && strcmp(record->ref.id, ref->id))
-			containers_take_over(registry, record, ref->id);
+			containers_take_over(registry, record, ref->id, old, sizeof(old));
 		policy_free(&record->policy);
 		record->policy = copy;
 		/* A hook knows no name for Podman and Docker: keep the one a command gave. */
@@ -272,7 +271,13 @@ int containers_remember(struct sandbox_registry *registry, struct sandbox *sandb
 	record->host_netns = containers_netns_is_own(sandbox->netns_path);
 	record->pending_ms = 0;
 	snprintf(sandbox->container_id, sizeof(sandbox->container_id), "%s", record->ref.id);
-	return containers_write(containers, record);
+	err = containers_write(containers, record);
+	/* The old id's file goes only once the new one holds the record (a crash keeps one). */
+	if (!err && old[0]) {
+		containers_file(containers, old, file, sizeof(file));
+		unlink(file);
+	}
+	return err;
 }
 
 void containers_forget(struct sandbox_registry *registry, const char *id)
