@@ -6,6 +6,9 @@
  * BFBPF_POLICY in the container's environment) and registers the container
  * with the daemon before its first instruction. It fails closed: a start
  * that asks for a policy does not happen unless the daemon confirms it.
+ * Under CRI-O it also sends the container's pod key (the pod's uid and the
+ * container's name in it): Kubernetes restarts a container as a new id, and
+ * the daemon finds the pod's record, with its current policy, by that key.
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,6 +25,10 @@
 #define CLI_OCI_STATE_MAX (1 << 20)
 #define CLI_OCI_ANNOTATION "io.bfbpf.policy"
 #define CLI_OCI_ENV "BFBPF_POLICY="
+/* CRI-O's annotations of a pod's container (and of its infra container, "sandbox"). */
+#define CLI_OCI_POD_UID "io.kubernetes.pod.uid"
+#define CLI_OCI_POD_CONTAINER "io.kubernetes.container.name"
+#define CLI_OCI_CONTAINER_TYPE "io.kubernetes.cri-o.ContainerType"
 
 enum {
 	CLI_OCI_RUNTIME = CLI_OPTION_OWN,
@@ -108,8 +115,7 @@ static int cli_oci_read_state(struct cli_oci_state *state)
 		const char *manager = cli_oci_annotation(state, "io.container.manager");
 
 		state->runtime = (manager && !strcmp(manager, "libpod")) ||
-						 !cli_oci_annotation(
-							 state, "io.kubernetes.cri-o.ContainerType")
+						 !cli_oci_annotation(state, CLI_OCI_CONTAINER_TYPE)
 					 ? "podman"
 					 : "cri-o";
 	}
@@ -129,6 +135,31 @@ static const char *cli_oci_name(const struct cli_oci_state *state)
 		    strlen(name) < CONTAINER_NAME_MAX)
 			return name;
 	return "";
+}
+
+/*
+ * The pod key into the request's "container": both annotations, not of the
+ * pod's infra container (its pause process has no policy to keep; it gets the
+ * annotation's). An exit status: a key that is there but not valid refuses
+ * the start (the restart would come back with the install policy).
+ */
+static int cli_oci_pod_key(const struct cli_oci_state *state, json_t *container)
+{
+	const char *uid = cli_oci_annotation(state, CLI_OCI_POD_UID);
+	const char *name = cli_oci_annotation(state, CLI_OCI_POD_CONTAINER);
+	const char *type = cli_oci_annotation(state, CLI_OCI_CONTAINER_TYPE);
+
+	if (!uid || !name || (type && !strcmp(type, "sandbox")))
+		return CLI_EXIT_OK;
+	if (!container_pod_key_valid(uid) || !container_pod_key_valid(name)) {
+		cli_error("oci-hook: container %.12s: %s or %s is not 1 to 63 letters, digits, "
+			  "'.', '_' or '-'; refusing the start",
+			  state->id, CLI_OCI_POD_UID, CLI_OCI_POD_CONTAINER);
+		return CLI_EXIT_FAILED;
+	}
+	json_object_set_new(container, "pod_uid", json_string(uid));
+	json_object_set_new(container, "pod_container", json_string(name));
+	return CLI_EXIT_OK;
 }
 
 /* {"op": "attach", "cgroup", "netns", "container", and the policy or its name}. */
@@ -151,6 +182,10 @@ static int cli_oci_request(struct cli_oci_state *state, json_t **out)
 			    cli_oci_name(state), "runtime", state->runtime);
 	if (!request)
 		return CLI_EXIT_FAILED;
+	if (cli_oci_pod_key(state, json_object_get(request, "container"))) {
+		json_decref(request);
+		return CLI_EXIT_FAILED;
+	}
 	if (state->policy && strchr(state->policy, '/')) {
 		if (policy_load_file(state->policy, &policy, err, sizeof(err))) {
 			cli_error("oci-hook: container %.12s: policy %s does not parse: %s",

@@ -30,22 +30,34 @@ static int ctl_fail(struct sandbox_error *error, const char *code, const char *m
 	return -EINVAL;
 }
 
-/* "container": {"id": 64 hex digits, "name": "...", "runtime": "docker"|"podman"|"cri-o"}. */
+/*
+ * "container": {"id": 64 hex digits, "name": "...", "runtime": "docker"|"podman"|"cri-o",
+ * "pod_uid"?, "pod_container"?}: the pod key of a Kubernetes container, both or neither.
+ */
 static int ctl_container_field(json_t *value, struct container_ref *out,
 			       struct sandbox_error *error)
 {
-	const char *id = NULL, *name = "", *runtime = NULL;
+	const char *id = NULL, *name = "", *runtime = NULL, *pod_uid = "", *pod_container = "";
 
-	if (json_unpack(value, "{s:s, s?s, s:s !}", "id", &id, "name", &name, "runtime",
-			&runtime) ||
+	if (json_unpack(value, "{s:s, s?s, s:s, s?s, s?s !}", "id", &id, "name", &name, "runtime",
+			&runtime, "pod_uid", &pod_uid, "pod_container", &pod_container) ||
 	    !container_id_valid(id) || strlen(name) >= sizeof(out->name) ||
 	    !container_runtime_valid(runtime))
 		return ctl_fail(error, "bad_request",
 				"\"container\" must be {\"id\": 64 lowercase hex digits, \"name\": "
-				"a string, \"runtime\": docker, podman or cri-o}");
+				"a string, \"runtime\": docker, podman or cri-o, and optionally "
+				"\"pod_uid\" and \"pod_container\"}");
+	if (!container_pod_key_valid(pod_uid) || !container_pod_key_valid(pod_container))
+		if (pod_uid[0] || pod_container[0] || json_object_get(value, "pod_uid") ||
+		    json_object_get(value, "pod_container"))
+			return ctl_fail(error, "bad_request",
+					"\"pod_uid\" and \"pod_container\" of \"container\" go "
+					"together, each 1 to 63 letters, digits, '.', '_' or '-'");
 	snprintf(out->id, sizeof(out->id), "%s", id);
 	snprintf(out->name, sizeof(out->name), "%s", name);
 	snprintf(out->runtime, sizeof(out->runtime), "%s", runtime);
+	snprintf(out->pod_uid, sizeof(out->pod_uid), "%s", pod_uid);
+	snprintf(out->pod_container, sizeof(out->pod_container), "%s", pod_container);
 	return 0;
 }
 
@@ -453,7 +465,7 @@ static json_t *ctl_execute(struct sandbox_registry *registry, struct ctl_request
 		break;
 	default:
 		if (!request->cgroup) { /* detach of a stopped container (ctl_request_fields) */
-			containers_forget(registry, request->container.id);
+			containers_forget_ref(registry, &request->container);
 			return ctl_reply_ok(json_pack("{s:s}", "forgotten", request->container.id));
 		}
 		sandbox = ctl_sandbox_of(registry, request->cgroup, &reply);

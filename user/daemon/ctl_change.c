@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The control ops that change a sandbox's lifetime: attach (a container's
- * record wins over the request's policy; refused targets), detach (the record
- * goes too), and the holders of sockets no hook judges around an update.
+ * record, by its id or its pod key, wins over the request's policy; refused
+ * targets), detach (the record goes too), and the holders of sockets no hook
+ * judges around an update.
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include "lib/log.h"
 #include "ctl.h"
 #include "ctl_internal.h"
+#include "sandbox/events.h"
 #include "sandbox/verify_procs.h"
 
 /*
@@ -93,15 +95,25 @@ static json_t *ctl_policy_by_name(struct sandbox_registry *registry, struct ctl_
 /*
  * The policy of an attach. A container's record wins over what the request
  * says: after a relock, a restart (the OCI hook asks again with the install
- * policy of its annotation) must come back relocked, never as installed.
+ * policy of its annotation) must come back relocked, never as installed. A
+ * Kubernetes restart is a new id: its pod key finds the record (*by_pod).
  */
 static json_t *ctl_attach_policy(struct sandbox_registry *registry, struct ctl_request *request,
-				 bool *recorded)
+				 bool *recorded, bool *by_pod)
 {
+	char path[PATH_MAX], message[PATH_MAX + 256];
 	struct policy policy;
+	int err = -ENOENT;
 
-	if (request->has_container &&
-	    !containers_policy_of(registry, request->container.id, &policy)) {
+	if (request->has_container && !cgroup_resolve(request->cgroup, path, sizeof(path)))
+		err = containers_policy_of(registry, &request->container, path, &policy, by_pod);
+	if (err == -EXDEV) {
+		snprintf(message, sizeof(message),
+			 "pod %s container %s is recorded in another pod cgroup than %s's parent",
+			 request->container.pod_uid, request->container.pod_container, path);
+		return ctl_reply_error("pod_mismatch", message);
+	}
+	if (!err) {
 		if (request->has_policy)
 			policy_free(&request->policy);
 		request->policy = policy;
@@ -132,11 +144,12 @@ json_t *ctl_attach(struct sandbox_registry *registry, struct ctl_request *reques
 {
 	struct sandbox_error error = {.code = "internal"};
 	struct sandbox *existing;
+	bool by_pod = false;
 	json_t *reply;
 
 	reply = ctl_target_refused(request->cgroup);
 	if (!reply)
-		reply = ctl_attach_policy(registry, request, recorded);
+		reply = ctl_attach_policy(registry, request, recorded, &by_pod);
 	if (reply)
 		return reply;
 	existing = ctl_attached_at(registry, request->cgroup);
@@ -152,6 +165,14 @@ json_t *ctl_attach(struct sandbox_registry *registry, struct ctl_request *reques
 	if (request->has_container && containers_remember(registry, *out, &request->container))
 		log_error("%s: cannot record container %s: its policy will not follow a restart",
 			  (*out)->path, request->container.id);
+	if (by_pod) { /* the pod's record, not the annotation: a re-apply, as for Podman's */
+		registry->reapplied++;
+		events_record_lifecycle(registry->events, "reapplied", *out, request->container.id);
+		log_info("container %s of pod %s: restarted as %.12s; applied its current policy "
+			 "(%s), not the one asked",
+			 request->container.pod_container, request->container.pod_uid,
+			 request->container.id, policy_mode_name((*out)->policy.mode));
+	}
 	return NULL;
 }
 
@@ -169,6 +190,6 @@ json_t *ctl_detach(struct sandbox_registry *registry, struct ctl_request *reques
 	if (container[0])
 		containers_forget(registry, container);
 	if (request->has_container)
-		containers_forget(registry, request->container.id);
+		containers_forget_ref(registry, &request->container);
 	return ctl_reply_ok(json_pack("{s:s}", "cgroup", path));
 }

@@ -91,7 +91,8 @@ char *metrics_text(struct sandbox_registry *registry)
 		     "removed.\n# TYPE bfbpf_cgroups_gone_total counter\n");
 	fprintf(out, "bfbpf_cgroups_gone_total %llu\n", (unsigned long long)registry->cgroups_gone);
 	fprintf(out, "# HELP bfbpf_reapplied_total Containers' current policies re-applied to "
-		     "their re-created cgroup.\n# TYPE bfbpf_reapplied_total counter\n");
+		     "their re-created cgroup, or to their pod's restarted container.\n"
+		     "# TYPE bfbpf_reapplied_total counter\n");
 	fprintf(out, "bfbpf_reapplied_total %llu\n", (unsigned long long)registry->reapplied);
 	fprintf(out, "# HELP bfbpf_lockdown_ok 1 if the last periodic check of the sandbox "
 		     "passed.\n# TYPE bfbpf_lockdown_ok gauge\n");

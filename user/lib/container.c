@@ -27,6 +27,14 @@ bool container_id_valid(const char *id)
 	return i == CONTAINER_ID_LENGTH;
 }
 
+bool container_pod_key_valid(const char *key)
+{
+	size_t length = strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+				    "._-");
+
+	return length && length == strlen(key) && length < CONTAINER_POD_KEY_MAX;
+}
+
 bool container_runtime_valid(const char *runtime)
 {
 	return !strcmp(runtime, "docker") || !strcmp(runtime, "podman") ||

@@ -15,6 +15,8 @@
 #define CONTAINER_ID_LENGTH 64
 #define CONTAINER_NAME_MAX 256
 #define CONTAINER_RUNTIME_MAX 16
+/* A pod's uid or a container's name in its pod (Kubernetes: a UUID, a DNS label), with its NUL. */
+#define CONTAINER_POD_KEY_MAX 64
 /* How long a runtime client may take to answer. */
 #define CONTAINER_INSPECT_TIMEOUT_MS 15000
 
@@ -27,6 +29,11 @@ struct container_info {
 
 /* A full container id: 64 lowercase hex digits. */
 bool container_id_valid(const char *id);
+/*
+ * A pod uid or a container's name in its pod: 1 to 63 letters, digits, '.', '_'
+ * and '-' (a Kubernetes UID is a UUID, a container name a DNS label).
+ */
+bool container_pod_key_valid(const char *key);
 /* "docker", "podman" or "cri-o". */
 bool container_runtime_valid(const char *runtime);
 /*

@@ -26,6 +26,46 @@ struct container_record *containers_find(const struct containers *containers, co
 	return NULL;
 }
 
+struct container_record *containers_find_pod(const struct containers *containers,
+					     const char *pod_uid, const char *pod_container)
+{
+	if (!pod_uid[0] || !pod_container[0])
+		return NULL;
+	for (size_t i = 0; containers && i < containers->count; i++)
+		if (!strcmp(containers->items[i]->ref.pod_uid, pod_uid) &&
+		    !strcmp(containers->items[i]->ref.pod_container, pod_container))
+			return containers->items[i];
+	return NULL;
+}
+
+/* The length of path's parent directory (up to its last '/'); 0 without one. */
+static size_t containers_parent_length(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash != path ? (size_t)(slash - path) : 0;
+}
+
+bool containers_same_pod_cgroup(const struct container_record *record, const char *cgroup)
+{
+	size_t length = containers_parent_length(record->cgroup);
+
+	return length && length == containers_parent_length(cgroup) &&
+	       !strncmp(record->cgroup, cgroup, length);
+}
+
+bool containers_pod_gone(const struct container_record *record)
+{
+	char parent[PATH_MAX];
+	struct stat st;
+
+	if (!record->ref.pod_uid[0] || !stat(record->cgroup, &st))
+		return false;
+	snprintf(parent, sizeof(parent), "%.*s", (int)containers_parent_length(record->cgroup),
+		 record->cgroup);
+	return !parent[0] || stat(parent, &st);
+}
+
 void containers_record_free(struct container_record *record)
 {
 	if (!record)
@@ -54,6 +94,12 @@ static int containers_write(const struct containers *containers,
 			  record->ref.name, "runtime", record->ref.runtime, "cgroup",
 			  record->cgroup, "policy", policy_to_json(&record->policy), "host_netns",
 			  record->host_netns);
+	if (state && record->ref.pod_uid[0] &&
+	    (json_object_set_new(state, "pod_uid", json_string(record->ref.pod_uid)) ||
+	     json_object_set_new(state, "pod_container", json_string(record->ref.pod_container)))) {
+		json_decref(state);
+		state = NULL;
+	}
 	if (!state)
 		return -ENOMEM;
 	if (json_dump_file(state, temporary, JSON_COMPACT | JSON_SORT_KEYS) ||
@@ -127,35 +173,89 @@ bool containers_netns_is_own(const char *netns)
 	       own.st_ino == other.st_ino && own.st_dev == other.st_dev;
 }
 
+/* A new record of the sandbox's container (ref), with copy as its policy (taken). */
+static struct container_record *containers_record_new(struct containers *containers,
+						      const struct sandbox *sandbox,
+						      const struct container_ref *ref,
+						      struct policy *copy)
+{
+	struct container_record *record = calloc(1, sizeof(*record));
+
+	if (!record || !(record->cgroup = strdup(sandbox->path))) {
+		free(record);
+		policy_free(copy);
+		return NULL;
+	}
+	record->ref = *ref;
+	record->policy = *copy;
+	if (containers_add(containers, record)) {
+		containers_record_free(record);
+		return NULL;
+	}
+	return record;
+}
+
+/*
+ * A new id of a pod's container (Kubernetes restarted it) takes over the
+ * record of its pod key; old receives the old id, whose file goes once the
+ * new one is written. A sandbox that still names the old id (an old cgroup
+ * not yet removed) no longer has a record.
+ */
+static void containers_take_over(struct sandbox_registry *registry, struct container_record *record,
+				 const char *id, char *old, size_t old_size)
+{
+	snprintf(old, old_size, "%s", record->ref.id);
+	for (size_t i = 0; i < registry->count; i++)
+		if (!strcmp(registry->items[i]->container_id, record->ref.id))
+			registry->items[i]->container_id[0] = '\0';
+	log_info("container %s: pod %s restarted it as %s (was %s); its record follows",
+		 record->ref.pod_container, record->ref.pod_uid, id, record->ref.id);
+	snprintf(record->ref.id, sizeof(record->ref.id), "%s", id);
+}
+
+/* The record ref names (its id, else its pod key in the same pod cgroup), or NULL. */
+static struct container_record *containers_record_of(struct sandbox_registry *registry,
+						     const struct container_ref *ref,
+						     const char *cgroup)
+{
+	struct container_record *record = containers_find(registry->containers, ref->id);
+
+	if (record || !ref->pod_uid[0])
+		return record;
+	record = containers_find_pod(registry->containers, ref->pod_uid, ref->pod_container);
+	return record && containers_same_pod_cgroup(record, cgroup) ? record : NULL;
+}
+
 int containers_remember(struct sandbox_registry *registry, struct sandbox *sandbox,
 			const struct container_ref *ref)
 {
 	struct containers *containers = registry->containers;
+	char old[CONTAINER_ID_LENGTH + 1] = "", file[PATH_MAX];
 	struct container_record *record;
+	struct container_ref own;
 	struct policy copy;
 	int err;
 
 	if (!containers || !sandbox->policy_known || (!ref && !sandbox->container_id[0]))
 		return 0;
-	record = containers_find(containers, ref ? ref->id : sandbox->container_id);
+	record = ref ? containers_record_of(registry, ref, sandbox->path)
+		     : containers_find(containers, sandbox->container_id);
+	if (!record && !ref)
+		return 0; /* its record went to a newer id of its pod (containers_take_over) */
 	err = policy_copy(&sandbox->policy, &copy);
 	if (err)
 		return err;
 	if (!record) {
-		record = calloc(1, sizeof(*record));
-		if (!record || !(record->cgroup = strdup(sandbox->path))) {
-			free(record);
-			policy_free(&copy);
+		own = *ref;
+		/* One record per pod key: another pod cgroup's claim of it is not recorded. */
+		if (containers_find_pod(containers, own.pod_uid, own.pod_container))
+			own.pod_uid[0] = own.pod_container[0] = '\0';
+		record = containers_record_new(containers, sandbox, &own, &copy);
+		if (!record)
 			return -ENOMEM;
-		}
-		record->ref = *ref;
-		record->policy = copy;
-		err = containers_add(containers, record);
-		if (err) {
-			containers_record_free(record);
-			return err;
-		}
 	} else {
+		if (ref && strcmp(record->ref.id, ref->id))
+			containers_take_over(registry, record, ref->id, old, sizeof(old));
 		policy_free(&record->policy);
 		record->policy = copy;
 		/* A hook knows no name for Podman and Docker: keep the one a command gave. */
@@ -171,7 +271,13 @@ int containers_remember(struct sandbox_registry *registry, struct sandbox *sandb
 	record->host_netns = containers_netns_is_own(sandbox->netns_path);
 	record->pending_ms = 0;
 	snprintf(sandbox->container_id, sizeof(sandbox->container_id), "%s", record->ref.id);
-	return containers_write(containers, record);
+	err = containers_write(containers, record);
+	/* The old id's file goes only once the new one holds the record (a crash keeps one). */
+	if (!err && old[0]) {
+		containers_file(containers, old, file, sizeof(file));
+		unlink(file);
+	}
+	return err;
 }
 
 void containers_forget(struct sandbox_registry *registry, const char *id)
@@ -191,22 +297,48 @@ void containers_forget(struct sandbox_registry *registry, const char *id)
 	}
 }
 
-int containers_policy_of(struct sandbox_registry *registry, const char *id, struct policy *out)
+void containers_forget_ref(struct sandbox_registry *registry, const struct container_ref *ref)
 {
-	struct container_record *record = containers_find(registry->containers, id);
+	struct container_record *record;
 
+	containers_forget(registry, ref->id);
+	record = containers_find_pod(registry->containers, ref->pod_uid, ref->pod_container);
+	if (record)
+		containers_forget(registry, record->ref.id);
+}
+
+int containers_policy_of(struct sandbox_registry *registry, const struct container_ref *ref,
+			 const char *cgroup, struct policy *out, bool *by_pod)
+{
+	struct container_record *record = containers_find(registry->containers, ref->id);
+
+	*by_pod = false;
+	if (!record && ref->pod_uid[0]) {
+		record =
+			containers_find_pod(registry->containers, ref->pod_uid, ref->pod_container);
+		if (record && !containers_same_pod_cgroup(record, cgroup))
+			return -EXDEV;
+		*by_pod = record != NULL;
+	}
 	return record ? policy_copy(&record->policy, out) : -ENOENT;
 }
 
 json_t *containers_json_of(struct sandbox_registry *registry, const struct sandbox *sandbox)
 {
 	struct container_record *record;
+	json_t *object;
 
 	if (!sandbox->container_id[0])
 		return NULL;
 	record = containers_find(registry->containers, sandbox->container_id);
 	if (!record)
 		return json_pack("{s:s}", "id", sandbox->container_id);
-	return json_pack("{s:s, s:s, s:s}", "id", record->ref.id, "name", record->ref.name,
-			 "runtime", record->ref.runtime);
+	object = json_pack("{s:s, s:s, s:s}", "id", record->ref.id, "name", record->ref.name,
+			   "runtime", record->ref.runtime);
+	if (object && record->ref.pod_uid[0]) {
+		json_object_set_new(object, "pod_uid", json_string(record->ref.pod_uid));
+		json_object_set_new(object, "pod_container",
+				    json_string(record->ref.pod_container));
+	}
+	return object;
 }

@@ -40,6 +40,16 @@ struct containers {
 };
 
 struct container_record *containers_find(const struct containers *containers, const char *id);
+/* The record of this pod key (both non-empty), or NULL. */
+struct container_record *containers_find_pod(const struct containers *containers,
+					     const char *pod_uid, const char *pod_container);
+/* Is the record's cgroup in the same parent directory (the pod's cgroup) as cgroup? */
+bool containers_same_pod_cgroup(const struct container_record *record, const char *cgroup);
+/*
+ * A pod's record whose container cgroup and pod cgroup (its parent) are both
+ * gone: the pod was deleted. Records without a pod key are never "pod gone".
+ */
+bool containers_pod_gone(const struct container_record *record);
 void containers_record_free(struct container_record *record);
 void containers_file(const struct containers *containers, const char *id, char *out, size_t size);
 /* Watch the directory the cgroup is re-created in (one watch per directory). */

@@ -197,7 +197,8 @@ bool containers_handle_fd(struct sandbox_registry *registry, int fd)
 
 /*
  * Periodic: re-arm watches, catch a start whose event was lost, and forget
- * a container whose cgroup is gone once its runtime says the id is too.
+ * a container whose cgroup is gone once its runtime says the id is too (a
+ * pod's container: once its pod's cgroup is gone).
  */
 void containers_tick(struct sandbox_registry *registry)
 {
@@ -208,6 +209,13 @@ void containers_tick(struct sandbox_registry *registry)
 		struct container_record *record = containers->items[i];
 		int exists;
 
+		/* A pod's record outlives its container ids; its pod's cgroup decides. */
+		if (containers_pod_gone(record)) {
+			log_info("container %s: its pod %s is gone (its cgroup with it)",
+				 record->ref.pod_container, record->ref.pod_uid);
+			containers_forget(registry, record->ref.id);
+			continue;
+		}
 		containers_watch(containers, record->cgroup);
 		if (record->pending_ms)
 			continue;
@@ -216,7 +224,7 @@ void containers_tick(struct sandbox_registry *registry)
 				record->pending_ms = now | 1;
 			continue;
 		}
-		if (now < record->exists_check_ms)
+		if (record->ref.pod_uid[0] || now < record->exists_check_ms)
 			continue;
 		record->exists_check_ms = now + CONTAINERS_EXISTS_EVERY_MS;
 		exists = container_exists(record->ref.runtime, record->ref.id);
@@ -231,7 +239,7 @@ void containers_tick(struct sandbox_registry *registry)
 
 static int containers_load_one(struct sandbox_registry *registry, const char *file)
 {
-	const char *id, *name, *runtime, *cgroup;
+	const char *id, *name, *runtime, *cgroup, *pod_uid = "", *pod_container = "";
 	struct container_record *record = NULL;
 	json_t *state, *policy, *host_netns;
 	struct sandbox *sandbox;
@@ -241,11 +249,14 @@ static int containers_load_one(struct sandbox_registry *registry, const char *fi
 	state = json_load_file(file, 0, NULL);
 	if (!state)
 		return -EINVAL;
-	if (json_unpack(state, "{s:s, s:s, s:s, s:s, s:o, s:o}", "id", &id, "name", &name,
+	/* pod_uid and pod_container are optional: records written before them have none. */
+	if (json_unpack(state, "{s:s, s:s, s:s, s:s, s:o, s:o, s?s, s?s}", "id", &id, "name", &name,
 			"runtime", &runtime, "cgroup", &cgroup, "policy", &policy, "host_netns",
-			&host_netns) ||
+			&host_netns, "pod_uid", &pod_uid, "pod_container", &pod_container) ||
 	    !container_id_valid(id) || strlen(name) >= CONTAINER_NAME_MAX ||
-	    !container_runtime_valid(runtime))
+	    !container_runtime_valid(runtime) ||
+	    (pod_uid[0] || pod_container[0]) !=
+		    (container_pod_key_valid(pod_uid) && container_pod_key_valid(pod_container)))
 		goto cleanup;
 	err = -ENOMEM;
 	record = calloc(1, sizeof(*record));
@@ -254,6 +265,8 @@ static int containers_load_one(struct sandbox_registry *registry, const char *fi
 	snprintf(record->ref.id, sizeof(record->ref.id), "%s", id);
 	snprintf(record->ref.name, sizeof(record->ref.name), "%s", name);
 	snprintf(record->ref.runtime, sizeof(record->ref.runtime), "%s", runtime);
+	snprintf(record->ref.pod_uid, sizeof(record->ref.pod_uid), "%s", pod_uid);
+	snprintf(record->ref.pod_container, sizeof(record->ref.pod_container), "%s", pod_container);
 	record->host_netns = json_is_true(host_netns);
 	err = policy_from_json(policy, &record->policy, err_text, sizeof(err_text));
 	if (err) {

@@ -35,8 +35,9 @@ void events_record_dns_refusal(struct events *events, const struct sandbox *sand
 
 /*
  * A sandbox's life, for `bfbpf log` and metrics: "cgroup_gone" (its cgroup was
- * removed; the sandbox is forgotten), "reapplied" (a container's policy was
- * attached to its re-created cgroup). container_id may be "" or NULL.
+ * removed; the sandbox is forgotten), "reapplied" (a container's recorded
+ * policy was attached to its re-created cgroup, or to its pod's restarted
+ * container). container_id may be "" or NULL.
  */
 void events_record_lifecycle(struct events *events, const char *what, const struct sandbox *sandbox,
 			     const char *container_id);

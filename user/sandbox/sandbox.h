@@ -100,7 +100,7 @@ struct sandbox_registry {
 	struct containers *containers;
 	const char *policy_dir;	 /* policies by name (NAME.json); NULL: none */
 	uint64_t cgroups_gone;	 /* sandboxes forgotten because their cgroup was removed */
-	uint64_t reapplied;	 /* containers' policies re-applied to a re-created cgroup */
+	uint64_t reapplied;	 /* containers' policies re-applied (re-created cgroup, pod key) */
 	uint64_t netns_swept_ms; /* the last sweep of the namespaces in use (sandbox_netns.c) */
 };
 

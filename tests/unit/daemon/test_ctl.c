@@ -127,6 +127,60 @@ static void test_container_requests(void **state)
 		       "bad_request", "policy");
 }
 
+#define CTL_TEST_POD_UID "6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b"
+#define CTL_TEST_CONTAINER(extra)                                                                  \
+	"{\"op\":\"attach\",\"cgroup\":\"sb\",\"policy_name\":\"install\",\"container\":{\"id\":"  \
+	"\"" CTL_TEST_ID "\",\"runtime\":\"cri-o\"" extra "}}"
+
+/* A Kubernetes container's pod key: optional, both or neither, each a short name. */
+static void test_container_pod_key(void **state)
+{
+	struct sandbox_error error = {0};
+	struct ctl_request request;
+	const char *line;
+
+	(void)state;
+	line = CTL_TEST_CONTAINER(",\"pod_uid\":\"" CTL_TEST_POD_UID
+				  "\",\"pod_container\":\"agent\"");
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_string_equal(request.container.pod_uid, CTL_TEST_POD_UID);
+	assert_string_equal(request.container.pod_container, "agent");
+	ctl_request_free(&request);
+
+	/* Old clients send none: no pod key. */
+	line = CTL_TEST_CONTAINER("");
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_string_equal(request.container.pod_uid, "");
+	assert_string_equal(request.container.pod_container, "");
+	ctl_request_free(&request);
+
+	/* Detach of a stopped container by its pod key. */
+	line = "{\"op\":\"detach\",\"container\":{\"id\":\"" CTL_TEST_ID
+	       "\",\"runtime\":\"cri-o\",\"pod_uid\":\"u\",\"pod_container\":\"c\"}}";
+	assert_int_equal(ctl_request_parse(line, strlen(line), &request, &error), 0);
+	assert_null(request.cgroup);
+	assert_string_equal(request.container.pod_uid, "u");
+	ctl_request_free(&request);
+
+	expect_refused(CTL_TEST_CONTAINER(",\"pod_uid\":\"" CTL_TEST_POD_UID "\""), "bad_request",
+		       "together");
+	expect_refused(CTL_TEST_CONTAINER(",\"pod_container\":\"agent\""), "bad_request",
+		       "together");
+	expect_refused(CTL_TEST_CONTAINER(",\"pod_uid\":\"\",\"pod_container\":\"\""),
+		       "bad_request", "together");
+	expect_refused(CTL_TEST_CONTAINER(",\"pod_uid\":\"a/b\",\"pod_container\":\"agent\""),
+		       "bad_request", "together");
+	expect_refused(CTL_TEST_CONTAINER(",\"pod_uid\":\"u\",\"pod_container\":\"a b\""),
+		       "bad_request", "together");
+	expect_refused(
+		CTL_TEST_CONTAINER(
+			",\"pod_uid\":\"u\",\"pod_container\":"
+			"\"0123456789012345678901234567890123456789012345678901234567890123\""),
+		"bad_request", "together");
+	expect_refused(CTL_TEST_CONTAINER(",\"pod_uid\":1,\"pod_container\":\"agent\""),
+		       "bad_request", "container");
+}
+
 /* guard takes a cgroup and a policy (the CLI sends no-network by default); unguard a cgroup. */
 static void test_guard_requests(void **state)
 {
@@ -241,9 +295,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_requests),	  cmocka_unit_test(test_container_requests),
-		cmocka_unit_test(test_bad_json),	  cmocka_unit_test(test_bad_shapes),
-		cmocka_unit_test(test_invalid_policy),	  cmocka_unit_test(test_too_large),
-		cmocka_unit_test(test_reply_error_shape), cmocka_unit_test(test_guard_requests),
+		cmocka_unit_test(test_container_pod_key), cmocka_unit_test(test_bad_json),
+		cmocka_unit_test(test_bad_shapes),	  cmocka_unit_test(test_invalid_policy),
+		cmocka_unit_test(test_too_large),	  cmocka_unit_test(test_reply_error_shape),
+		cmocka_unit_test(test_guard_requests),
 	};
 
 	return cmocka_run_group_tests_name("ctl", tests, NULL, NULL);
