@@ -212,6 +212,86 @@ void cgroup_walk_procs(struct cgroup_walk *walk, const char *cgroup)
 	cgroup_walk_below(walk, cgroup, 0);
 }
 
+int cgroup_open_by_id(int mount_fd, uint64_t id)
+{
+	/* A kernfs file handle is the node id (FILEID_KERNFS, 8 bytes). */
+	union {
+		struct file_handle handle;
+		char space[sizeof(struct file_handle) + sizeof(uint64_t)];
+	} h = {.handle = {.handle_bytes = sizeof(uint64_t), .handle_type = 0xfe}};
+	int fd;
+
+	memcpy(h.handle.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(mount_fd, &h.handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+struct cgroup_parents *cgroup_parents_new(void)
+{
+	struct cgroup_parents *cache = calloc(1, sizeof(*cache));
+	char mount[PATH_MAX];
+	struct stat st;
+
+	if (!cache)
+		return NULL;
+	cache->mount_fd = -1;
+	if (!cgroup_mount_find(mount, sizeof(mount)))
+		cache->mount_fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cache->mount_fd < 0 || fstat(cache->mount_fd, &st)) {
+		cgroup_parents_free(cache);
+		return NULL;
+	}
+	cache->root_id = (uint64_t)st.st_ino;
+	return cache;
+}
+
+void cgroup_parents_free(struct cgroup_parents *cache)
+{
+	if (!cache)
+		return;
+	if (cache->mount_fd >= 0)
+		close(cache->mount_fd);
+	free(cache);
+}
+
+static size_t cgroup_parents_slot(uint64_t id)
+{
+	/* Fibonacci hashing: ids are sequential, the top bits spread them. */
+	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 52) % CGROUP_PARENTS_SLOTS;
+}
+
+int cgroup_parent_of(struct cgroup_parents *cache, uint64_t id, uint64_t *parent)
+{
+	size_t slot = cgroup_parents_slot(id);
+	struct stat st;
+	int fd, up, err = 0;
+
+	if (id == cache->root_id) {
+		*parent = 0;
+		return 0;
+	}
+	if (id && cache->ids[slot] == id) {
+		*parent = cache->parents[slot];
+		return 0;
+	}
+	cache->misses++;
+	fd = cgroup_open_by_id(cache->mount_fd, id);
+	if (fd < 0)
+		return fd;
+	up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0 || fstat(up, &st))
+		err = -errno;
+	if (!err) {
+		*parent = (uint64_t)st.st_ino;
+		cache->ids[slot] = id;
+		cache->parents[slot] = *parent;
+	}
+	if (up >= 0)
+		close(up);
+	close(fd);
+	return err;
+}
+
 int cgroup_join(const char *path, pid_t pid)
 {
 	char text[32];

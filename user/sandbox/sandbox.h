@@ -72,6 +72,7 @@ struct sandbox {
 
 struct resolver;
 struct background;
+struct cgroup_parents;
 struct containers;
 
 struct sandbox_registry {
@@ -100,6 +101,8 @@ struct sandbox_registry {
 	uint64_t cgroups_gone;	 /* sandboxes forgotten because their cgroup was removed */
 	uint64_t reapplied;	 /* containers' policies re-applied to a re-created cgroup */
 	uint64_t netns_swept_ms; /* the last sweep of the namespaces in use (sandbox_netns.c) */
+	/* Cgroup parents, to place a socket's cgroup below a sandbox (sandbox_sweep.c). */
+	struct cgroup_parents *cgroup_parents;
 };
 
 /* Error reported to a client: a code from the control-socket contract and a message. */

@@ -8,7 +8,10 @@
  * - flows held undecided for longer than SANDBOX_SWEEP_HELD_NS (a truncated
  *   ClientHello, a client that never completes its request head);
  * - after an update (a relock), the sandbox's flows to a destination the new
- *   policy no longer allows (they would stall until the client's timeout).
+ *   policy no longer allows (they would stall until the client's timeout):
+ *   the sockets its programs judge, those of its own cgroup and of every
+ *   descendant cgroup whose nearest registered ancestor it is (as the BPF
+ *   programs judge them: a container's processes often live in child cgroups).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +27,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include "lib/cgroup.h"
 #include "lib/log.h"
 #include "sandbox.h"
 
@@ -31,6 +35,8 @@
 #define SANDBOX_SWEEP_HELD_NS (2000ULL * 1000 * 1000)
 /* Sockets destroyed per sweep of a sandbox, at most (the rest wait for the next). */
 #define SANDBOX_SWEEP_MAX 256
+/* Levels walked up from a socket's cgroup to find its nearest registered one. */
+#define SANDBOX_SWEEP_MAX_DEPTH 64
 
 /* Netlink attributes (linux/netlink.h has their layout, not the walk). */
 #define NLA_OK(a, len)                                                                             \
@@ -42,6 +48,7 @@
 #define NLA_PAYLOAD(a) ((int)(a)->nla_len - NLA_HDRLEN)
 
 struct sandbox_sweep {
+	struct sandbox_registry *registry;
 	const struct sandbox *sandbox;
 	bool relock; /* also the flows the sandbox's policy no longer allows */
 	uint64_t now_ns;
@@ -136,6 +143,27 @@ static bool sandbox_sweep_allowed(const struct sandbox *sandbox, const struct in
 	return allowset_covers(&sandbox->applied, addr, port);
 }
 
+/*
+ * Do the sandbox's programs judge the sockets of this cgroup: is the sandbox
+ * the nearest registered cgroup among it and its ancestors? (A guard defers
+ * to a registered cgroup below it; a sandbox has none below it.) A cgroup
+ * that cannot be opened (removed: -ESTALE) cannot be placed: not judged here.
+ */
+static bool sandbox_sweep_owns(struct sandbox_sweep *sweep, uint64_t id)
+{
+	struct cgroup_parents *parents = sweep->registry->cgroup_parents;
+
+	for (unsigned int depth = 0; id && depth < SANDBOX_SWEEP_MAX_DEPTH; depth++) {
+		if (id == sweep->sandbox->cgroup_id)
+			return true;
+		if (!parents || sandbox_find(sweep->registry, id))
+			return false; /* another sandbox's (or guard's) programs judge it */
+		if (cgroup_parent_of(parents, id, &id))
+			return false;
+	}
+	return false;
+}
+
 static void sandbox_sweep_consider(struct sandbox_sweep *sweep, const struct nlmsghdr *h)
 {
 	const struct inet_diag_msg *msg = NLMSG_DATA(h);
@@ -150,8 +178,8 @@ static void sandbox_sweep_consider(struct sandbox_sweep *sweep, const struct nlm
 		 sweep->now_ns > flow->since_ns + SANDBOX_SWEEP_HELD_NS)
 		destroy = true;
 	else if (sweep->relock && msg->idiag_state == TCP_ESTABLISHED &&
-		 sandbox_sweep_cgroup(attrs, len) == sweep->sandbox->cgroup_id &&
-		 !sandbox_sweep_allowed(sweep->sandbox, msg))
+		 !sandbox_sweep_allowed(sweep->sandbox, msg) &&
+		 sandbox_sweep_owns(sweep, sandbox_sweep_cgroup(attrs, len)))
 		destroy = true;
 	if (!destroy || sweep->count == SANDBOX_SWEEP_MAX)
 		return;
@@ -237,7 +265,11 @@ int sandbox_sweep(struct sandbox_registry *registry, const struct sandbox *sandb
 
 	if (!sweep)
 		return -ENOMEM;
+	/* Made once, kept: the parents it learns stay true (cgroup.h). NULL: own cgroup only. */
+	if (relock && !registry->cgroup_parents)
+		registry->cgroup_parents = cgroup_parents_new();
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	sweep->registry = registry;
 	sweep->sandbox = sandbox;
 	sweep->relock = relock;
 	sweep->now_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
