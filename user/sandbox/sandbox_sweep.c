@@ -27,6 +27,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include "dns/responder.h"
 #include "lib/cgroup.h"
 #include "lib/log.h"
 #include "sandbox.h"
@@ -52,23 +53,24 @@ struct sandbox_sweep {
 	const struct sandbox *sandbox;
 	bool relock; /* also the flows the sandbox's policy no longer allows */
 	uint64_t now_ns;
-	size_t count;
+	size_t count;	  /* victims, in the namespace being swept */
+	size_t destroyed; /* in every namespace */
 	struct inet_diag_req_v2 victims[SANDBOX_SWEEP_MAX];
 };
 
-/* A NETLINK_SOCK_DIAG socket in the sandbox's network namespace. */
-static int sandbox_sweep_socket(const struct sandbox *sandbox)
+/* A NETLINK_SOCK_DIAG socket in a network namespace (-1: the daemon's own). */
+static int sandbox_sweep_socket(int netns_fd)
 {
 	int self, fd, err = 0;
 
-	if (sandbox->netns_fd < 0) { /* the daemon's own namespace */
+	if (netns_fd < 0) {
 		fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 		return fd < 0 ? -errno : fd;
 	}
 	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (self < 0)
 		return -errno;
-	if (setns(sandbox->netns_fd, CLONE_NEWNET)) {
+	if (setns(netns_fd, CLONE_NEWNET)) {
 		err = -errno;
 		close(self);
 		return err;
@@ -257,11 +259,41 @@ static int sandbox_sweep_destroy(int fd, const struct inet_diag_req_v2 *victim)
 	return 0;
 }
 
+/* One network namespace: a dump of its TCP sockets, then what it chose is destroyed. */
+static int sandbox_sweep_netns(struct sandbox_registry *registry, struct sandbox_sweep *sweep,
+			       int netns_fd)
+{
+	int map_fd = loader_sni_flows_fd(registry->loader);
+	int fd = sandbox_sweep_socket(netns_fd), err;
+
+	if (fd < 0)
+		return fd;
+	sweep->count = 0;
+	err = sandbox_sweep_dump(fd, map_fd, AF_INET, sweep);
+	if (!err)
+		err = sandbox_sweep_dump(fd, map_fd, AF_INET6, sweep);
+	for (size_t i = 0; i < sweep->count; i++) {
+		int ret = sandbox_sweep_destroy(fd, &sweep->victims[i]);
+
+		if (ret && ret != -ENOENT)
+			log_warn("%s: destroying a refused flow: %s", sweep->sandbox->path,
+				 strerror(-ret));
+	}
+	sweep->destroyed += sweep->count;
+	close(fd);
+	return err;
+}
+
+/*
+ * The sandbox's own namespace, then every other one its processes use (where
+ * its responder listens: sandbox_netns.c finds them), for a parent cgroup's
+ * containers and a guard's subtree each live in their own.
+ */
 int sandbox_sweep(struct sandbox_registry *registry, const struct sandbox *sandbox, bool relock)
 {
 	struct sandbox_sweep *sweep = calloc(1, sizeof(*sweep));
 	struct timespec now;
-	int fd = -1, err = 0;
+	int netns, err;
 
 	if (!sweep)
 		return -ENOMEM;
@@ -273,27 +305,19 @@ int sandbox_sweep(struct sandbox_registry *registry, const struct sandbox *sandb
 	sweep->sandbox = sandbox;
 	sweep->relock = relock;
 	sweep->now_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
-	fd = sandbox_sweep_socket(sandbox);
-	if (fd < 0) {
-		err = fd;
-		goto cleanup;
+	err = sandbox_sweep_netns(registry, sweep, sandbox->netns_fd);
+	for (size_t i = 0; sandbox->responder; i++) {
+		netns = responder_netns_open(sandbox->responder, i);
+		if (netns == -ENOENT)
+			break;
+		if (netns < 0 || sandbox_sweep_netns(registry, sweep, netns))
+			err = err ? err : -EIO;
+		if (netns >= 0)
+			close(netns);
 	}
-	err = sandbox_sweep_dump(fd, loader_sni_flows_fd(registry->loader), AF_INET, sweep);
-	if (!err)
-		err = sandbox_sweep_dump(fd, loader_sni_flows_fd(registry->loader), AF_INET6,
-					 sweep);
-	for (size_t i = 0; i < sweep->count; i++) {
-		int ret = sandbox_sweep_destroy(fd, &sweep->victims[i]);
-
-		if (ret && ret != -ENOENT)
-			log_warn("%s: destroying a refused flow: %s", sandbox->path,
-				 strerror(-ret));
-	}
-	if (sweep->count)
-		log_debug("%s: destroyed %zu refused or stale flows", sandbox->path, sweep->count);
-cleanup:
-	if (fd >= 0)
-		close(fd);
+	if (sweep->destroyed)
+		log_debug("%s: destroyed %zu refused or stale flows", sandbox->path,
+			  sweep->destroyed);
 	free(sweep);
 	return err;
 }
