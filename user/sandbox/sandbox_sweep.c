@@ -34,8 +34,10 @@
 
 /* A flow held back longer than this is destroyed (a hello that never completes). */
 #define SANDBOX_SWEEP_HELD_NS (2000ULL * 1000 * 1000)
-/* Sockets destroyed per sweep of a sandbox, at most (the rest wait for the next). */
+/* Sockets destroyed per dump, at most; a full round dumps again (a relock may cut more). */
 #define SANDBOX_SWEEP_MAX 256
+/* Rounds per namespace and sweep, at most (the rest wait for the next sweep). */
+#define SANDBOX_SWEEP_ROUNDS 16
 /* Levels walked up from a socket's cgroup to find its nearest registered one. */
 #define SANDBOX_SWEEP_MAX_DEPTH 64
 
@@ -268,18 +270,22 @@ static int sandbox_sweep_netns(struct sandbox_registry *registry, struct sandbox
 
 	if (fd < 0)
 		return fd;
-	sweep->count = 0;
-	err = sandbox_sweep_dump(fd, map_fd, AF_INET, sweep);
-	if (!err)
-		err = sandbox_sweep_dump(fd, map_fd, AF_INET6, sweep);
-	for (size_t i = 0; i < sweep->count; i++) {
-		int ret = sandbox_sweep_destroy(fd, &sweep->victims[i]);
+	for (int round = 0; round < SANDBOX_SWEEP_ROUNDS; round++) {
+		sweep->count = 0;
+		err = sandbox_sweep_dump(fd, map_fd, AF_INET, sweep);
+		if (!err)
+			err = sandbox_sweep_dump(fd, map_fd, AF_INET6, sweep);
+		for (size_t i = 0; i < sweep->count; i++) {
+			int ret = sandbox_sweep_destroy(fd, &sweep->victims[i]);
 
-		if (ret && ret != -ENOENT)
-			log_warn("%s: destroying a refused flow: %s", sweep->sandbox->path,
-				 strerror(-ret));
+			if (ret && ret != -ENOENT)
+				log_warn("%s: destroying a refused flow: %s", sweep->sandbox->path,
+					 strerror(-ret));
+		}
+		sweep->destroyed += sweep->count;
+		if (err || sweep->count < SANDBOX_SWEEP_MAX)
+			break;
 	}
-	sweep->destroyed += sweep->count;
 	close(fd);
 	return err;
 }
