@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,7 +299,9 @@ static int sandbox_sweep_netns(struct sandbox_registry *registry, struct sandbox
 int sandbox_sweep(struct sandbox_registry *registry, const struct sandbox *sandbox, bool relock)
 {
 	struct sandbox_sweep *sweep = calloc(1, sizeof(*sweep));
+	double started = log_clock_ms();
 	struct timespec now;
+	size_t spaces = 1;
 	int netns, err;
 
 	if (!sweep)
@@ -320,10 +323,16 @@ int sandbox_sweep(struct sandbox_registry *registry, const struct sandbox *sandb
 			err = err ? err : -EIO;
 		if (netns >= 0)
 			close(netns);
+		spaces++;
 	}
 	if (sweep->destroyed)
 		log_debug("%s: destroyed %zu refused or stale flows", sandbox->path,
 			  sweep->destroyed);
+	if (relock)
+		log_debug("%s: relock sweep of %zu network namespaces in %.1f ms (%" PRIu64
+			  " cgroup parents read so far)",
+			  sandbox->path, spaces, log_clock_ms() - started,
+			  registry->cgroup_parents ? registry->cgroup_parents->misses : 0);
 	free(sweep);
 	return err;
 }
