@@ -254,23 +254,54 @@ void cgroup_parents_free(struct cgroup_parents *cache)
 	free(cache);
 }
 
+/* splitmix64's finalizer: cgroup ids come in strides (kernfs numbers files too). */
 static size_t cgroup_parents_slot(uint64_t id)
 {
-	/* Fibonacci hashing: ids are sequential, the top bits spread them. */
-	return (size_t)((id * 0x9e3779b97f4a7c15ULL) >> 52) % CGROUP_PARENTS_SLOTS;
+	id ^= id >> 30;
+	id *= 0xbf58476d1ce4e5b9ULL;
+	id ^= id >> 27;
+	id *= 0x94d049bb133111ebULL;
+	id ^= id >> 31;
+	return (size_t)(id % CGROUP_PARENTS_SLOTS);
+}
+
+/* Open addressing (linear probing; id 0 marks a free slot): the slot of id, or a free one. */
+static size_t cgroup_parents_find(const struct cgroup_parents *cache, uint64_t id)
+{
+	size_t slot = cgroup_parents_slot(id);
+
+	while (cache->ids[slot] && cache->ids[slot] != id)
+		slot = (slot + 1) % CGROUP_PARENTS_SLOTS;
+	return slot;
+}
+
+static void cgroup_parents_put(struct cgroup_parents *cache, uint64_t id, uint64_t parent)
+{
+	size_t slot;
+
+	/* Full (three quarters: probes stay short): start again, empty. */
+	if (cache->count >= CGROUP_PARENTS_SLOTS / 4 * 3) {
+		memset(cache->ids, 0, sizeof(cache->ids));
+		cache->count = 0;
+	}
+	slot = cgroup_parents_find(cache, id);
+	if (!cache->ids[slot])
+		cache->count++;
+	cache->ids[slot] = id;
+	cache->parents[slot] = parent;
 }
 
 int cgroup_parent_of(struct cgroup_parents *cache, uint64_t id, uint64_t *parent)
 {
-	size_t slot = cgroup_parents_slot(id);
+	size_t slot = cgroup_parents_find(cache, id);
 	struct stat st;
 	int fd, up, err = 0;
 
-	if (id == cache->root_id) {
+	if (!id || id == cache->root_id) {
 		*parent = 0;
 		return 0;
 	}
-	if (id && cache->ids[slot] == id) {
+	if (cache->ids[slot] == id) {
 		*parent = cache->parents[slot];
 		return 0;
 	}
@@ -283,8 +314,7 @@ int cgroup_parent_of(struct cgroup_parents *cache, uint64_t id, uint64_t *parent
 		err = -errno;
 	if (!err) {
 		*parent = (uint64_t)st.st_ino;
-		cache->ids[slot] = id;
-		cache->parents[slot] = *parent;
+		cgroup_parents_put(cache, id, *parent);
 	}
 	if (up >= 0)
 		close(up);

@@ -61,7 +61,8 @@ int cgroup_open_by_id(int mount_fd, uint64_t id);
  * A bounded cache of cgroup id -> parent id, to find a socket's nearest
  * registered ancestor at a flat cost. A cgroup v2 directory never moves to
  * another parent (no rename across parents), and ids are not reused, so an
- * entry never goes stale; a full slot is overwritten (direct-mapped).
+ * entry never goes stale. Up to three quarters of the slots are used; then
+ * it starts again, empty (a cost that does not grow with the host).
  */
 #define CGROUP_PARENTS_SLOTS 4096
 struct cgroup_parents {
@@ -69,6 +70,7 @@ struct cgroup_parents {
 	uint64_t root_id; /* the hierarchy's root: it has no parent */
 	uint64_t ids[CGROUP_PARENTS_SLOTS];
 	uint64_t parents[CGROUP_PARENTS_SLOTS];
+	size_t count;	 /* slots in use */
 	uint64_t misses; /* parents read from the kernel (a cache miss each) */
 };
 /* Allocate a cache (NULL: no memory, or no cgroup2 mount). */
