@@ -144,6 +144,12 @@ int responder_netns_listen(struct responder *responder, uint64_t key, int netns_
 bool responder_netns_listening(const struct responder *responder, uint64_t key);
 /* The index-th namespace listened in beyond the first; false past the last. */
 bool responder_netns_at(const struct responder *responder, size_t index, uint64_t *key);
+/*
+ * The index-th namespace beyond the first, opened (a new descriptor, from its
+ * socket: SIOCGSKNS): where the owner's sweep destroys flows too. -ENOENT
+ * past the last.
+ */
+int responder_netns_open(const struct responder *responder, size_t index);
 /* No process of the owner uses it any more: its sockets (and runtime) go. */
 void responder_netns_forget(struct responder *responder, uint64_t key);
 /*

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/sockios.h>
 
 #include "lib/log.h"
 #include "responder_internal.h"
@@ -66,6 +68,17 @@ bool responder_netns_at(const struct responder *responder, size_t index, uint64_
 		return false;
 	*key = responder->listeners[index].key;
 	return true;
+}
+
+int responder_netns_open(const struct responder *responder, size_t index)
+{
+	int fd;
+
+	if (index >= responder->listener_count)
+		return -ENOENT;
+	/* The IPv4 UDP socket is always there (a listener without it is not kept). */
+	fd = ioctl(responder->listeners[index].udp[RESPONDER_V4], SIOCGSKNS);
+	return fd < 0 ? -errno : fd;
 }
 
 int responder_netns_listen(struct responder *responder, uint64_t key, int netns_fd)

@@ -212,6 +212,116 @@ void cgroup_walk_procs(struct cgroup_walk *walk, const char *cgroup)
 	cgroup_walk_below(walk, cgroup, 0);
 }
 
+int cgroup_open_by_id(int mount_fd, uint64_t id)
+{
+	/* A kernfs file handle is the node id (FILEID_KERNFS, 8 bytes). */
+	union {
+		struct file_handle handle;
+		char space[sizeof(struct file_handle) + sizeof(uint64_t)];
+	} h = {.handle = {.handle_bytes = sizeof(uint64_t), .handle_type = 0xfe}};
+	int fd;
+
+	memcpy(h.handle.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(mount_fd, &h.handle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+struct cgroup_parents *cgroup_parents_new(void)
+{
+	struct cgroup_parents *cache = calloc(1, sizeof(*cache));
+	char mount[PATH_MAX];
+	struct stat st;
+
+	if (!cache)
+		return NULL;
+	cache->mount_fd = -1;
+	if (!cgroup_mount_find(mount, sizeof(mount)))
+		cache->mount_fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cache->mount_fd < 0 || fstat(cache->mount_fd, &st)) {
+		cgroup_parents_free(cache);
+		return NULL;
+	}
+	cache->root_id = (uint64_t)st.st_ino;
+	return cache;
+}
+
+void cgroup_parents_free(struct cgroup_parents *cache)
+{
+	if (!cache)
+		return;
+	if (cache->mount_fd >= 0)
+		close(cache->mount_fd);
+	free(cache);
+}
+
+/* splitmix64's finalizer: cgroup ids come in strides (kernfs numbers files too). */
+static size_t cgroup_parents_slot(uint64_t id)
+{
+	id ^= id >> 30;
+	id *= 0xbf58476d1ce4e5b9ULL;
+	id ^= id >> 27;
+	id *= 0x94d049bb133111ebULL;
+	id ^= id >> 31;
+	return (size_t)(id % CGROUP_PARENTS_SLOTS);
+}
+
+/* Open addressing (linear probing; id 0 marks a free slot): the slot of id, or a free one. */
+static size_t cgroup_parents_find(const struct cgroup_parents *cache, uint64_t id)
+{
+	size_t slot = cgroup_parents_slot(id);
+
+	while (cache->ids[slot] && cache->ids[slot] != id)
+		slot = (slot + 1) % CGROUP_PARENTS_SLOTS;
+	return slot;
+}
+
+static void cgroup_parents_put(struct cgroup_parents *cache, uint64_t id, uint64_t parent)
+{
+	size_t slot;
+
+	/* Full (three quarters: probes stay short): start again, empty. */
+	if (cache->count >= CGROUP_PARENTS_SLOTS / 4 * 3) {
+		memset(cache->ids, 0, sizeof(cache->ids));
+		cache->count = 0;
+	}
+	slot = cgroup_parents_find(cache, id);
+	if (!cache->ids[slot])
+		cache->count++;
+	cache->ids[slot] = id;
+	cache->parents[slot] = parent;
+}
+
+int cgroup_parent_of(struct cgroup_parents *cache, uint64_t id, uint64_t *parent)
+{
+	size_t slot = cgroup_parents_find(cache, id);
+	struct stat st;
+	int fd, up, err = 0;
+
+	if (!id || id == cache->root_id) {
+		*parent = 0;
+		return 0;
+	}
+	if (cache->ids[slot] == id) {
+		*parent = cache->parents[slot];
+		return 0;
+	}
+	cache->misses++;
+	fd = cgroup_open_by_id(cache->mount_fd, id);
+	if (fd < 0)
+		return fd;
+	up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (up < 0 || fstat(up, &st))
+		err = -errno;
+	if (!err) {
+		*parent = (uint64_t)st.st_ino;
+		cgroup_parents_put(cache, id, *parent);
+	}
+	if (up >= 0)
+		close(up);
+	close(fd);
+	return err;
+}
+
 int cgroup_join(const char *path, pid_t pid)
 {
 	char text[32];

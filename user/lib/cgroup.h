@@ -50,6 +50,35 @@ struct cgroup_walk {
 /* fn for every process of the cgroup, then of its descendants (depth first), within the bounds. */
 void cgroup_walk_procs(struct cgroup_walk *walk, const char *cgroup);
 
+/*
+ * A cgroup by its id (a socket's, as sock_diag reports it), opened below
+ * mount_fd (the cgroup2 mount, open) with open_by_handle_at (needs
+ * CAP_DAC_READ_SEARCH). -ESTALE: no cgroup has that id any more (removed).
+ */
+int cgroup_open_by_id(int mount_fd, uint64_t id);
+
+/*
+ * A bounded cache of cgroup id -> parent id, to find a socket's nearest
+ * registered ancestor at a flat cost. A cgroup v2 directory never moves to
+ * another parent (no rename across parents), and ids are not reused, so an
+ * entry never goes stale. Up to three quarters of the slots are used; then
+ * it starts again, empty (a cost that does not grow with the host).
+ */
+#define CGROUP_PARENTS_SLOTS 4096
+struct cgroup_parents {
+	int mount_fd;	  /* the cgroup2 mount, or -1 */
+	uint64_t root_id; /* the hierarchy's root: it has no parent */
+	uint64_t ids[CGROUP_PARENTS_SLOTS];
+	uint64_t parents[CGROUP_PARENTS_SLOTS];
+	size_t count;	 /* slots in use */
+	uint64_t misses; /* parents read from the kernel (a cache miss each) */
+};
+/* Allocate a cache (NULL: no memory, or no cgroup2 mount). */
+struct cgroup_parents *cgroup_parents_new(void);
+void cgroup_parents_free(struct cgroup_parents *cache);
+/* The parent of cgroup id (0: id is the root). -ESTALE: the cgroup was removed. */
+int cgroup_parent_of(struct cgroup_parents *cache, uint64_t id, uint64_t *parent);
+
 /* Move a process into the cgroup (pid 0: the caller). */
 int cgroup_join(const char *path, pid_t pid);
 /* Kill every process in the cgroup and remove it (and nothing else). */

@@ -592,6 +592,7 @@ void sandbox_registry_free(struct sandbox_registry *registry)
 	for (size_t i = 0; i < registry->count; i++)
 		sandbox_free(registry->items[i]);
 	free(registry->items);
+	cgroup_parents_free(registry->cgroup_parents);
 	memset(registry, 0, sizeof(*registry));
 }
 

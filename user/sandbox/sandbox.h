@@ -74,6 +74,7 @@ struct sandbox {
 
 struct resolver;
 struct background;
+struct cgroup_parents;
 struct containers;
 
 struct sandbox_registry {
@@ -102,6 +103,8 @@ struct sandbox_registry {
 	uint64_t cgroups_gone;	 /* sandboxes forgotten because their cgroup was removed */
 	uint64_t reapplied;	 /* containers' policies re-applied (re-created cgroup, pod key) */
 	uint64_t netns_swept_ms; /* the last sweep of the namespaces in use (sandbox_netns.c) */
+	/* Cgroup parents, to place a socket's cgroup below a sandbox (sandbox_sweep.c). */
+	struct cgroup_parents *cgroup_parents;
 };
 
 /* Error reported to a client: a code from the control-socket contract and a message. */
@@ -188,7 +191,7 @@ int sandbox_sni_digest(const struct sandbox_registry *registry, const struct san
  * own namespace and each other one its processes use); relock: also its established flows its
  * policy no longer allows (sandbox_sweep.c).
  */
-int sandbox_sweep(struct sandbox_registry *registry, struct sandbox *sandbox, bool relock);
+int sandbox_sweep(struct sandbox_registry *registry, const struct sandbox *sandbox, bool relock);
 /* The same for every sandbox with the rule on (the daemon's sweep timer). */
 void sandbox_registry_sweep(struct sandbox_registry *registry);
 int sandbox_expected_allowset(struct sandbox_registry *registry, struct sandbox *sandbox,

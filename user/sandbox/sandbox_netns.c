@@ -48,7 +48,7 @@ static void sandbox_netns_note_pid(pid_t pid, void *scan)
 }
 
 /* The namespace of pid, if it still is key (the process may have gone or moved). */
-int sandbox_netns_open_pid(pid_t pid, uint64_t key)
+static int sandbox_netns_open_pid(pid_t pid, uint64_t key)
 {
 	char path[64];
 	struct stat st;

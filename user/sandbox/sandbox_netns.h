@@ -34,8 +34,6 @@ struct sandbox_netns_seen {
  */
 size_t sandbox_netns_sweep(struct sandbox_registry *registry, struct sandbox *sandbox,
 			   struct sandbox_netns_seen *seen, size_t max);
-/* The namespace of a process seen in it (key: its inode; -ESRCH if it moved on). */
-int sandbox_netns_open_pid(pid_t pid, uint64_t key);
 /* Every sandbox, when a sweep is due; and how long until the next (-1: none). */
 void sandbox_netns_tick(struct sandbox_registry *registry);
 int sandbox_netns_wait_ms(const struct sandbox_registry *registry);

@@ -8,14 +8,14 @@
  * - flows held undecided for longer than SANDBOX_SWEEP_HELD_NS (a truncated
  *   ClientHello, a client that never completes its request head);
  * - after an update (a relock), the sandbox's flows to a destination the new
- *   policy no longer allows (they would stall until the client's timeout).
- * A sock_diag dump sees one network namespace: the sweep dumps the sandbox's
- * own (--netns, or the daemon's) and every other one its processes use
- * (sandbox_netns.c: a parent cgroup's containers, a guard's), so a refused
- * flow fails fast however the sandbox was registered.
+ *   policy no longer allows (they would stall until the client's timeout):
+ *   the sockets its programs judge, those of its own cgroup and of every
+ *   descendant cgroup whose nearest registered ancestor it is (as the BPF
+ *   programs judge them: a container's processes often live in child cgroups).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,17 +27,20 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 
 #include "dns/responder.h"
+#include "lib/cgroup.h"
 #include "lib/log.h"
 #include "sandbox.h"
-#include "sandbox_netns.h"
 
 /* A flow held back longer than this is destroyed (a hello that never completes). */
 #define SANDBOX_SWEEP_HELD_NS (2000ULL * 1000 * 1000)
-/* Sockets destroyed per sweep of a sandbox, at most (the rest wait for the next). */
+/* Sockets destroyed per dump, at most; a full round dumps again (a relock may cut more). */
 #define SANDBOX_SWEEP_MAX 256
+/* Rounds per namespace and sweep, at most (the rest wait for the next sweep). */
+#define SANDBOX_SWEEP_ROUNDS 16
+/* Levels walked up from a socket's cgroup to find its nearest registered one. */
+#define SANDBOX_SWEEP_MAX_DEPTH 64
 
 /* Netlink attributes (linux/netlink.h has their layout, not the walk). */
 #define NLA_OK(a, len)                                                                             \
@@ -49,14 +52,16 @@
 #define NLA_PAYLOAD(a) ((int)(a)->nla_len - NLA_HDRLEN)
 
 struct sandbox_sweep {
+	struct sandbox_registry *registry;
 	const struct sandbox *sandbox;
 	bool relock; /* also the flows the sandbox's policy no longer allows */
 	uint64_t now_ns;
-	size_t count;
+	size_t count;	  /* victims, in the namespace being swept */
+	size_t destroyed; /* in every namespace */
 	struct inet_diag_req_v2 victims[SANDBOX_SWEEP_MAX];
 };
 
-/* A NETLINK_SOCK_DIAG socket in the namespace netns_fd (the daemon's own when < 0). */
+/* A NETLINK_SOCK_DIAG socket in a network namespace (-1: the daemon's own). */
 static int sandbox_sweep_socket(int netns_fd)
 {
 	int self, fd, err = 0;
@@ -143,6 +148,27 @@ static bool sandbox_sweep_allowed(const struct sandbox *sandbox, const struct in
 	return allowset_covers(&sandbox->applied, addr, port);
 }
 
+/*
+ * Do the sandbox's programs judge the sockets of this cgroup: is the sandbox
+ * the nearest registered cgroup among it and its ancestors? (A guard defers
+ * to a registered cgroup below it; a sandbox has none below it.) A cgroup
+ * that cannot be opened (removed: -ESTALE) cannot be placed: not judged here.
+ */
+static bool sandbox_sweep_owns(struct sandbox_sweep *sweep, uint64_t id)
+{
+	struct cgroup_parents *parents = sweep->registry->cgroup_parents;
+
+	for (unsigned int depth = 0; id && depth < SANDBOX_SWEEP_MAX_DEPTH; depth++) {
+		if (id == sweep->sandbox->cgroup_id)
+			return true;
+		if (!parents || sandbox_find(sweep->registry, id))
+			return false; /* another sandbox's (or guard's) programs judge it */
+		if (cgroup_parent_of(parents, id, &id))
+			return false;
+	}
+	return false;
+}
+
 static void sandbox_sweep_consider(struct sandbox_sweep *sweep, const struct nlmsghdr *h)
 {
 	const struct inet_diag_msg *msg = NLMSG_DATA(h);
@@ -157,8 +183,8 @@ static void sandbox_sweep_consider(struct sandbox_sweep *sweep, const struct nlm
 		 sweep->now_ns > flow->since_ns + SANDBOX_SWEEP_HELD_NS)
 		destroy = true;
 	else if (sweep->relock && msg->idiag_state == TCP_ESTABLISHED &&
-		 sandbox_sweep_cgroup(attrs, len) == sweep->sandbox->cgroup_id &&
-		 !sandbox_sweep_allowed(sweep->sandbox, msg))
+		 !sandbox_sweep_allowed(sweep->sandbox, msg) &&
+		 sandbox_sweep_owns(sweep, sandbox_sweep_cgroup(attrs, len)))
 		destroy = true;
 	if (!destroy || sweep->count == SANDBOX_SWEEP_MAX)
 		return;
@@ -236,74 +262,77 @@ static int sandbox_sweep_destroy(int fd, const struct inet_diag_req_v2 *victim)
 	return 0;
 }
 
-/* Dump one namespace's TCP sockets and destroy what the sweep picks (up to its bound). */
+/* One network namespace: a dump of its TCP sockets, then what it chose is destroyed. */
 static int sandbox_sweep_netns(struct sandbox_registry *registry, struct sandbox_sweep *sweep,
 			       int netns_fd)
 {
-	int map_fd = loader_sni_flows_fd(registry->loader), fd, err;
+	int map_fd = loader_sni_flows_fd(registry->loader);
+	int fd = sandbox_sweep_socket(netns_fd), err;
 
-	sweep->count = 0;
-	fd = sandbox_sweep_socket(netns_fd);
 	if (fd < 0)
 		return fd;
-	err = sandbox_sweep_dump(fd, map_fd, AF_INET, sweep);
-	if (!err)
-		err = sandbox_sweep_dump(fd, map_fd, AF_INET6, sweep);
-	for (size_t i = 0; i < sweep->count; i++) {
-		int ret = sandbox_sweep_destroy(fd, &sweep->victims[i]);
+	for (int round = 0; round < SANDBOX_SWEEP_ROUNDS; round++) {
+		sweep->count = 0;
+		err = sandbox_sweep_dump(fd, map_fd, AF_INET, sweep);
+		if (!err)
+			err = sandbox_sweep_dump(fd, map_fd, AF_INET6, sweep);
+		for (size_t i = 0; i < sweep->count; i++) {
+			int ret = sandbox_sweep_destroy(fd, &sweep->victims[i]);
 
-		if (ret && ret != -ENOENT)
-			log_warn("%s: destroying a refused flow: %s", sweep->sandbox->path,
-				 strerror(-ret));
+			if (ret && ret != -ENOENT)
+				log_warn("%s: destroying a refused flow: %s", sweep->sandbox->path,
+					 strerror(-ret));
+		}
+		sweep->destroyed += sweep->count;
+		if (err || sweep->count < SANDBOX_SWEEP_MAX)
+			break;
 	}
-	if (sweep->count)
-		log_debug("%s: destroyed %zu refused or stale flows", sweep->sandbox->path,
-			  sweep->count);
 	close(fd);
 	return err;
 }
 
-/* The inode of the sandbox's own namespace (that of --netns, or the daemon's). */
-static uint64_t sandbox_sweep_own_key(const struct sandbox *sandbox)
+/*
+ * The sandbox's own namespace, then every other one its processes use (where
+ * its responder listens: sandbox_netns.c finds them), for a parent cgroup's
+ * containers and a guard's subtree each live in their own.
+ */
+int sandbox_sweep(struct sandbox_registry *registry, const struct sandbox *sandbox, bool relock)
 {
-	struct stat st;
-
-	if (sandbox->netns_fd >= 0 ? fstat(sandbox->netns_fd, &st) : stat("/proc/self/ns/net", &st))
-		return 0;
-	return (uint64_t)st.st_ino;
-}
-
-int sandbox_sweep(struct sandbox_registry *registry, struct sandbox *sandbox, bool relock)
-{
-	struct sandbox_netns_seen seen[RESPONDER_MAX_NETNS];
 	struct sandbox_sweep *sweep = calloc(1, sizeof(*sweep));
-	uint64_t own = sandbox_sweep_own_key(sandbox);
+	double started = log_clock_ms();
 	struct timespec now;
-	size_t count;
-	int err;
+	size_t spaces = 1;
+	int netns, err;
 
 	if (!sweep)
 		return -ENOMEM;
+	/* Made once, kept: the parents it learns stay true (cgroup.h). NULL: own cgroup only. */
+	if (relock && !registry->cgroup_parents)
+		registry->cgroup_parents = cgroup_parents_new();
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	sweep->registry = registry;
 	sweep->sandbox = sandbox;
 	sweep->relock = relock;
 	sweep->now_ns = (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec;
 	err = sandbox_sweep_netns(registry, sweep, sandbox->netns_fd);
-	/* The other namespaces its processes use (this also keeps its responder there). */
-	count = sandbox_netns_sweep(registry, sandbox, seen, RESPONDER_MAX_NETNS);
-	for (size_t i = 0; i < count; i++) {
-		int fd, ret;
-
-		if (seen[i].key == own)
-			continue;
-		fd = sandbox_netns_open_pid(seen[i].pid, seen[i].key);
-		if (fd < 0)
-			continue; /* the process went: the next sweep looks again */
-		ret = sandbox_sweep_netns(registry, sweep, fd);
-		close(fd);
-		if (ret && !err)
-			err = ret;
+	for (size_t i = 0; sandbox->responder; i++) {
+		netns = responder_netns_open(sandbox->responder, i);
+		if (netns == -ENOENT)
+			break;
+		if (netns < 0 || sandbox_sweep_netns(registry, sweep, netns))
+			err = err ? err : -EIO;
+		if (netns >= 0)
+			close(netns);
+		spaces++;
 	}
+	if (sweep->destroyed)
+		log_debug("%s: destroyed %zu refused or stale flows", sandbox->path,
+			  sweep->destroyed);
+	if (relock)
+		log_debug("%s: relock sweep of %zu network namespaces in %.1f ms (%" PRIu64
+			  " cgroup parents read so far)",
+			  sandbox->path, spaces, log_clock_ms() - started,
+			  registry->cgroup_parents ? registry->cgroup_parents->misses : 0);
 	free(sweep);
 	return err;
 }
@@ -311,7 +340,7 @@ int sandbox_sweep(struct sandbox_registry *registry, struct sandbox *sandbox, bo
 void sandbox_registry_sweep(struct sandbox_registry *registry)
 {
 	for (size_t i = 0; i < registry->count; i++) {
-		struct sandbox *sandbox = registry->items[i];
+		const struct sandbox *sandbox = registry->items[i];
 
 		if (!sandbox->policy_known || !policy_sni_enforced(&sandbox->policy))
 			continue;

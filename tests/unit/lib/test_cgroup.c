@@ -4,6 +4,7 @@
  * cgroup2 root and the cgroups holding this process, the daemon in the
  * daemon, are never a sandbox's or a guard's target) and the bounded walk.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -165,6 +166,69 @@ static void test_walk_bounds(void **state)
 	assert_int_equal(marks, 0);
 }
 
+/*
+ * The parents cache against the real hierarchy: this process's cgroup and its
+ * ancestors up to the root. Opening by id needs CAP_DAC_READ_SEARCH: skipped
+ * without it (make check runs unprivileged; the integration cases use it).
+ */
+static void test_parents_walk_to_root(void **state)
+{
+	char mine[PATH_MAX], mount[PATH_MAX], made[PATH_MAX + 32];
+	struct cgroup_parents *cache;
+	uint64_t id, parent, want;
+	char *slash;
+	int err;
+
+	(void)state;
+	if (mount_or_skip(mount, sizeof(mount)))
+		return;
+	/* Two levels of our own when we may make them (root), else this process's cgroup. */
+	snprintf(made, sizeof(made), "%s/bfbpf-unit-%d", mount, (int)getpid());
+	if (!mkdir(made, 0755)) {
+		snprintf(mine, sizeof(mine), "%s/a", made);
+		assert_int_equal(mkdir(mine, 0755), 0);
+	} else if (cgroup_of_pid(0, mine, sizeof(mine))) {
+		return;
+	}
+	cache = cgroup_parents_new();
+	assert_non_null(cache);
+	assert_int_equal(cgroup_id_of_path(mine, &id), 0);
+	err = cgroup_parent_of(cache, id, &parent);
+	if (err == -EPERM) {
+		cgroup_parents_free(cache);
+		skip();
+		return;
+	}
+	while (strcmp(mine, mount)) {
+		assert_int_equal(cgroup_parent_of(cache, id, &parent), 0);
+		slash = strrchr(mine, '/');
+		*slash = '\0';
+		assert_int_equal(cgroup_id_of_path(mine, &want), 0);
+		assert_true(parent == want);
+		id = parent;
+	}
+	assert_true(id == cache->root_id);
+	assert_int_equal(cgroup_parent_of(cache, id, &parent), 0);
+	assert_true(parent == 0);
+	/* A second walk is answered from the cache: no more reads. */
+	want = cache->misses;
+	assert_true(want > 0 || !strcmp(mine, mount));
+	if (!access(made, F_OK))
+		snprintf(mine, sizeof(mine), "%s/a", made);
+	else
+		assert_int_equal(cgroup_of_pid(0, mine, sizeof(mine)), 0);
+	assert_int_equal(cgroup_id_of_path(mine, &id), 0);
+	while (id)
+		assert_int_equal(cgroup_parent_of(cache, id, &id), 0);
+	assert_true(cache->misses == want);
+	/* An id no cgroup has: not found, not cached. */
+	assert_int_not_equal(cgroup_parent_of(cache, UINT64_MAX - 1, &parent), 0);
+	cgroup_parents_free(cache);
+	snprintf(mine, sizeof(mine), "%s/a", made);
+	rmdir(mine);
+	rmdir(made);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -173,6 +237,7 @@ int main(void)
 		cmocka_unit_test(test_root_is_protected),
 		cmocka_unit_test(test_own_cgroup_and_ancestors_are_protected),
 		cmocka_unit_test(test_unrelated_cgroup_is_not_protected),
+		cmocka_unit_test(test_parents_walk_to_root),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
