@@ -9,12 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnv.h"
 #include "hostmatch.h"
 #include "policy.h"
 #include "policy_internal.h"
-
-#define POLICY_FNV_OFFSET 0xcbf29ce484222325ULL
-#define POLICY_FNV_PRIME 0x100000001b3ULL
 
 /* Half of an address as a number that orders as its bytes do (memcmp order). */
 static uint64_t policy_addr_half(const struct in6_addr *addr, int half)
@@ -242,32 +240,21 @@ bool policy_allows_name(const struct policy *policy, const char *name)
 	return false;
 }
 
-static uint64_t policy_fnv(uint64_t h, const void *data, size_t size)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < size; i++) {
-		h ^= p[i];
-		h *= POLICY_FNV_PRIME;
-	}
-	return h;
-}
-
 /* One list in policy order: its length, then per entry kind, prefix, port, address, name. */
 static uint64_t policy_digest_entries(uint64_t h, const struct policy_entry *v, size_t n)
 {
 	unsigned char head[8] = {(unsigned char)(n >> 24), (unsigned char)(n >> 16),
 				 (unsigned char)(n >> 8), (unsigned char)n};
 
-	h = policy_fnv(h, head, 4);
+	h = fnv_update(h, head, 4);
 	for (size_t i = 0; i < n; i++) {
 		head[0] = (unsigned char)v[i].kind;
 		head[1] = v[i].prefix_len;
 		head[2] = (unsigned char)(v[i].port >> 8);
 		head[3] = (unsigned char)v[i].port;
-		h = policy_fnv(h, head, 4);
-		h = policy_fnv(h, &v[i].addr, sizeof(v[i].addr));
-		h = policy_fnv(h, v[i].name, strlen(v[i].name) + 1);
+		h = fnv_update(h, head, 4);
+		h = fnv_update(h, &v[i].addr, sizeof(v[i].addr));
+		h = fnv_update(h, v[i].name, strlen(v[i].name) + 1);
 	}
 	return h;
 }
@@ -294,7 +281,7 @@ uint64_t policy_digest(const struct policy *policy)
 {
 	static const char tag[] = "bfbpf policy 2";
 	unsigned char head[4];
-	uint64_t h = POLICY_FNV_OFFSET;
+	uint64_t h = FNV_OFFSET;
 
 	if (!policy)
 		return 0;
@@ -302,9 +289,9 @@ uint64_t policy_digest(const struct policy *policy)
 	head[1] = policy->allow_loopback;
 	head[2] = policy->allow_model_endpoint;
 	head[3] = policy->runtime_network;
-	h = policy_fnv(h, tag, sizeof(tag));
+	h = fnv_update(h, tag, sizeof(tag));
 	/* Without runtime_network, the digest of every earlier policy is unchanged. */
-	h = policy_fnv(h, head, policy->runtime_network ? sizeof(head) : sizeof(head) - 1);
+	h = fnv_update(h, head, policy->runtime_network ? sizeof(head) : sizeof(head) - 1);
 	if (policy_digest_list(&h, policy->allowed_hosts, policy->n_allowed_hosts) ||
 	    policy_digest_list(&h, policy->model_endpoints, policy->n_model_endpoints))
 		return 0; /* out of memory: matches nothing a sandbox holds */
@@ -315,7 +302,7 @@ uint64_t policy_digest_legacy(const struct policy *policy)
 {
 	json_t *canonical = policy_to_json(policy);
 	char *text = canonical ? json_dumps(canonical, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	uint64_t h = text ? policy_fnv(POLICY_FNV_OFFSET, text, strlen(text)) : 0;
+	uint64_t h = text ? fnv_update(FNV_OFFSET, text, strlen(text)) : 0;
 
 	free(text);
 	json_decref(canonical);

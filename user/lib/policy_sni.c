@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnv.h"
 #include "policy.h"
 #include "policy_internal.h"
 
@@ -176,35 +177,23 @@ int policy_sni_to_json(const struct policy *policy, json_t *object)
 	return bad ? -1 : 0;
 }
 
-/* FNV-1a, as the rest of the digest. */
-static uint64_t policy_sni_fnv(uint64_t h, const void *data, size_t size)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < size; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 uint64_t policy_sni_digest(const struct policy *policy, uint64_t h)
 {
 	static const char tag_off[] = "sni off", tag_tls[] = "tls_ports", tag_http[] = "http_ports";
 
 	if (policy->sni_off)
-		h = policy_sni_fnv(h, tag_off, sizeof(tag_off));
+		h = fnv_update(h, tag_off, sizeof(tag_off));
 	if (policy->tls_ports_given) {
-		h = policy_sni_fnv(h, tag_tls, sizeof(tag_tls));
-		h = policy_sni_fnv(h, &policy->n_tls_ports, 1);
-		h = policy_sni_fnv(h, policy->tls_ports,
-				   policy->n_tls_ports * sizeof(policy->tls_ports[0]));
+		h = fnv_update(h, tag_tls, sizeof(tag_tls));
+		h = fnv_update(h, &policy->n_tls_ports, 1);
+		h = fnv_update(h, policy->tls_ports,
+			       policy->n_tls_ports * sizeof(policy->tls_ports[0]));
 	}
 	if (policy->http_ports_given) {
-		h = policy_sni_fnv(h, tag_http, sizeof(tag_http));
-		h = policy_sni_fnv(h, &policy->n_http_ports, 1);
-		h = policy_sni_fnv(h, policy->http_ports,
-				   policy->n_http_ports * sizeof(policy->http_ports[0]));
+		h = fnv_update(h, tag_http, sizeof(tag_http));
+		h = fnv_update(h, &policy->n_http_ports, 1);
+		h = fnv_update(h, policy->http_ports,
+			       policy->n_http_ports * sizeof(policy->http_ports[0]));
 	}
 	return h;
 }

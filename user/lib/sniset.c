@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bfbpf.h"
+#include "fnv.h"
 #include "sniset.h"
 /* The kernel's own hash, built for userspace: one definition for both sides. */
 #include "../../bpf/lib/hello.h"
@@ -188,16 +189,6 @@ void sniset_normalize(struct sniset *set)
 	set->n_names = kept;
 }
 
-/* FNV-1a 64 of bytes, continued from hash. */
-static uint64_t sniset_fnv(uint64_t hash, const void *bytes, size_t n)
-{
-	const uint8_t *p = bytes;
-
-	for (size_t i = 0; i < n; i++)
-		hash = (hash ^ p[i]) * BFBPF_FNV_PRIME;
-	return hash;
-}
-
 /* A 64-bit finalizer (splitmix64's): a sum of mixed records does not cancel out simply. */
 static uint64_t sniset_mix(uint64_t x)
 {
@@ -213,22 +204,22 @@ uint64_t sniset_digest(const struct sniset *set)
 
 	for (size_t i = 0; i < set->n_bound; i++) {
 		const struct sniset_bound *b = &set->bound[i];
-		uint64_t h = sniset_fnv(BFBPF_FNV_OFFSET, "b", 1);
+		uint64_t h = fnv_update(FNV_OFFSET, "b", 1);
 
-		h = sniset_fnv(h, b->addr, sizeof(b->addr));
-		h = sniset_fnv(h, &b->port, sizeof(b->port));
-		digest += sniset_mix(sniset_fnv(h, &b->kind, sizeof(b->kind)));
+		h = fnv_update(h, b->addr, sizeof(b->addr));
+		h = fnv_update(h, &b->port, sizeof(b->port));
+		digest += sniset_mix(fnv_update(h, &b->kind, sizeof(b->kind)));
 	}
 	for (size_t i = 0; i < set->n_names; i++) {
 		const struct sniset_name *n = &set->names[i];
 		const char *text = sniset_name_text(set, n);
-		uint64_t h = sniset_fnv(BFBPF_FNV_OFFSET, "n", 1);
+		uint64_t h = fnv_update(FNV_OFFSET, "n", 1);
 
-		h = sniset_fnv(h, &n->rhash, sizeof(n->rhash));
-		h = sniset_fnv(h, n->addr, sizeof(n->addr));
-		h = sniset_fnv(h, &n->port, sizeof(n->port));
-		h = sniset_fnv(h, &n->kinds, sizeof(n->kinds));
-		digest += sniset_mix(sniset_fnv(h, text, strlen(text)));
+		h = fnv_update(h, &n->rhash, sizeof(n->rhash));
+		h = fnv_update(h, n->addr, sizeof(n->addr));
+		h = fnv_update(h, &n->port, sizeof(n->port));
+		h = fnv_update(h, &n->kinds, sizeof(n->kinds));
+		digest += sniset_mix(fnv_update(h, text, strlen(text)));
 	}
 	return digest;
 }
