@@ -34,7 +34,7 @@ DEB_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libc-ares-de
 	libcmocka-dev liburing-dev pkg-config gcc make iproute2 dnsmasq-base bind9-dnsutils \
 	curl python3 libc-bin util-linux iperf3 tinyproxy qemu-system-x86 busybox-static cpio \
 	libclang-rt-14-dev kmod clang-format shellcheck \
-	podman docker.io runc python3-yaml \
+	podman docker.io runc apparmor python3-yaml \
 	scdoc debhelper dpkg-dev fakeroot libcap2-bin \
 	python3-pytest python3-pip python3-setuptools python3-wheel python3-venv python3-jsonschema gnuplot-nox
 
