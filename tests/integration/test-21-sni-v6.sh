@@ -8,7 +8,7 @@
 # http lines). A refused flow may be accepted (its SYN is allowed) but must
 # never deliver a byte of payload. The policy allows allowed.test.
 # Uses global_v6_up, dns_up, dns_set, names_daemon_up, wait_until (test-4),
-# sbx_dns (test-6), events_wait (test-7), guard (test-14).
+# sbx_dns (test-6), events_wait (test-7), guard (test-14), sni_expect_pass (test-17: it reads $SNI_LOG).
 
 ALL_TESTS+=(sniv6_real_clients sniv6_plain_http sniv6_quic sniv6_literal_unchecked
 	sniv6_relock_subtree sniv6_relock_guard)
@@ -28,12 +28,12 @@ sniv6_world_up() {
 		-subj /CN=allowed.test -addext "subjectAltName=DNS:allowed.test,DNS:evil.test" \
 		-keyout "$CASEDIR/key.pem" -out "$CASEDIR/cert.pem" >"$CASEDIR/openssl.log" 2>&1 ||
 		fail "openssl could not make the certificate"
-	SNIV6_LOG=$CASEDIR/sni-server.log
-	: >"$SNIV6_LOG"
+	SNI_LOG=$CASEDIR/sni-server.log
+	: >"$SNI_LOG"
 	local ready=$CASEDIR/sni-ready
 	nsenter --net="/run/netns/$NS_SRV" "$PYTHON" "$IT_DIR/sni_server.py" --bind $SRV6G \
 		--tls 443 --http 80 --cert "$CASEDIR/cert.pem" --key "$CASEDIR/key.pem" \
-		--log "$SNIV6_LOG" --ready "$ready" >>"$CASEDIR/sni-server.out" 2>&1 &
+		--log "$SNI_LOG" --ready "$ready" >>"$CASEDIR/sni-server.out" 2>&1 &
 	local pid=$!
 	defer "kill -KILL $pid; wait $pid"
 	wait_for_file "$ready" 30 || {
@@ -60,20 +60,7 @@ sniv6_attach() {
 }
 
 # sniv6_count WORD: how many lines of that kind the server logged (data: payload arrived).
-sniv6_count() { grep -c "^$1 " "$SNIV6_LOG"; }
-
-# sniv6_pass LABEL CMD...: CMD (a sandbox client) succeeds, and its bytes reached the server.
-sniv6_pass() {
-	local label=$1 before
-	shift
-	before=$(sniv6_count data)
-	log "pass: $label"
-	"$@" >"$CASEDIR/client.out" 2>&1 || {
-		cat "$CASEDIR/client.out"
-		fail "$label: the client failed"
-	}
-	[ "$(sniv6_count data)" -gt "$before" ] || fail "$label: nothing reached the server"
-}
+sniv6_count() { grep -c "^$1 " "$SNI_LOG"; }
 
 # sniv6_refused LABEL STALLED CMD...: CMD fails, not with STALLED (the status its own
 # timeout gives: a stall, not a refusal), and nothing of it reached the server.
@@ -89,7 +76,7 @@ sniv6_refused() {
 	[ $rc -ne "$stalled" ] || fail "$label: the client stalled until its timeout (status $rc)"
 	sleep 0.3
 	[ "$(sniv6_count data)" -eq "$before" ] || {
-		tail -5 "$SNIV6_LOG"
+		tail -5 "$SNI_LOG"
 		fail "$label: payload reached the server"
 	}
 }
@@ -108,8 +95,8 @@ sniv6_raw() { sbx_dns "$CG" env SNI_CLIENT_TIMEOUT=$SNIV6_CLIENT_LIMIT "$PYTHON"
 test_sniv6_real_clients() {
 	sniv6_world_up
 	sniv6_attach
-	sniv6_pass "curl https://allowed.test over IPv6" sniv6_curl -6 https://allowed.test/
-	sniv6_pass "python ssl" sbx_dns "$CG" "$PYTHON" -c "
+	sni_expect_pass "curl https://allowed.test over IPv6" sniv6_curl -6 https://allowed.test/
+	sni_expect_pass "python ssl" sbx_dns "$CG" "$PYTHON" -c "
 import socket, ssl
 ctx = ssl.create_default_context(cafile='$CASEDIR/cert.pem')
 with socket.create_connection(('allowed.test', 443), timeout=$SNIV6_CLIENT_LIMIT) as s:
@@ -118,13 +105,13 @@ with socket.create_connection(('allowed.test', 443), timeout=$SNIV6_CLIENT_LIMIT
         t.sendall(b'GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n')
         assert b'200 OK' in t.recv(4096)
 "
-	sniv6_pass "openssl s_client allowed.test" sniv6_openssl -servername allowed.test
-	grep -q "^tls 443 .* allowed.test" "$SNIV6_LOG" || fail "the server saw no handshake for allowed.test"
+	sni_expect_pass "openssl s_client allowed.test" sniv6_openssl -servername allowed.test
+	grep -q "^tls 443 .* allowed.test" "$SNI_LOG" || fail "the server saw no handshake for allowed.test"
 	sniv6_refused "curl --resolve evil.test:443:[$SRV6G]" 28 \
 		sniv6_curl --resolve "evil.test:443:[$SRV6G]" https://evil.test/
 	sniv6_refused "openssl s_client -servername evil.test" 124 sniv6_openssl -servername evil.test
 	sniv6_refused "openssl s_client without SNI" 124 sniv6_openssl -noservername
-	grep -q "evil" "$SNIV6_LOG" && fail "the server saw evil.test"
+	grep -q "evil" "$SNI_LOG" && fail "the server saw evil.test"
 	events_wait "$CASEDIR/events.json" "
 		[x for x in e if x.get('reason') == 'sni_not_allowed' and x.get('sni') == 'evil.test'
 			and x['port'] == 443 and x['address'] == '$SRV6G']
@@ -135,12 +122,12 @@ with socket.create_connection(('allowed.test', 443), timeout=$SNIV6_CLIENT_LIMIT
 test_sniv6_plain_http() {
 	sniv6_world_up
 	sniv6_attach
-	sniv6_pass "curl http://allowed.test over IPv6" sniv6_curl -6 http://allowed.test/
-	grep -q "^http 80 .* allowed.test" "$SNIV6_LOG" || fail "the server answered no Host: allowed.test"
+	sni_expect_pass "curl http://allowed.test over IPv6" sniv6_curl -6 http://allowed.test/
+	grep -q "^http 80 .* allowed.test" "$SNI_LOG" || fail "the server answered no Host: allowed.test"
 	sniv6_refused "plain HTTP, Host: evil.test" 28 sniv6_curl -H "Host: evil.test" http://allowed.test/
 	sniv6_refused "plain HTTP, no Host" 28 sniv6_curl -H "Host:" --http1.0 http://allowed.test/
 	sniv6_refused "plain HTTP to the literal address (Host: [$SRV6G])" 28 sniv6_curl "http://[$SRV6G]/"
-	grep -q "evil" "$SNIV6_LOG" && fail "the server saw evil.test"
+	grep -q "evil" "$SNI_LOG" && fail "the server saw evil.test"
 	events_wait "$CASEDIR/events.json" "[x for x in e if x.get('reason') == 'host_not_allowed'
 		and x.get('sni') == 'evil.test' and x['port'] == 80 and x['address'] == '$SRV6G']" \
 		--cgroup "$CG" || fail "no host_not_allowed event for the IPv6 address"
@@ -195,8 +182,8 @@ test_sniv6_literal_unchecked() {
 	sniv6_world_up
 	sniv6_attach "[$SRV6G]:443"
 	log "a literal entry covers [$SRV6G]:443: address-only judging there"
-	sniv6_pass "evil.test to a literal IPv6 address" sniv6_raw plain $SRV6G 443 evil.test
-	sniv6_pass "curl --resolve evil.test to it" \
+	sni_expect_pass "evil.test to a literal IPv6 address" sniv6_raw plain $SRV6G 443 evil.test
+	sni_expect_pass "curl --resolve evil.test to it" \
 		sniv6_curl --resolve "evil.test:443:[$SRV6G]" https://evil.test/
 	log "port 80 is still name-derived only"
 	sniv6_refused "plain HTTP, Host: evil.test" 28 sniv6_curl -H "Host: evil.test" http://allowed.test/
