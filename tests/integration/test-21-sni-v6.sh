@@ -59,7 +59,7 @@ sniv6_attach() {
 	sniv6_names_ready
 }
 
-# sniv6_count WORD: how many lines of that kind the server logged (data: payload arrived).
+# sniv6_count WORD: how many lines of that kind the server logged (payload: sni_payloads, test-17).
 sniv6_count() { grep -c "^$1 " "$SNI_LOG"; }
 
 # sniv6_refused LABEL STALLED CMD...: CMD fails, not with STALLED (the status its own
@@ -67,7 +67,7 @@ sniv6_count() { grep -c "^$1 " "$SNI_LOG"; }
 sniv6_refused() {
 	local label=$1 stalled=$2 before rc
 	shift 2
-	before=$(sniv6_count data)
+	before=$(sni_payloads)
 	log "refused: $label"
 	"$@" >"$CASEDIR/client.out" 2>&1
 	rc=$?
@@ -75,7 +75,7 @@ sniv6_refused() {
 	[ $rc -ne 0 ] || fail "$label: the client succeeded"
 	[ $rc -ne "$stalled" ] || fail "$label: the client stalled until its timeout (status $rc)"
 	sleep 0.3
-	[ "$(sniv6_count data)" -eq "$before" ] || {
+	[ "$(sni_payloads)" -eq "$before" ] || {
 		tail -5 "$SNI_LOG"
 		fail "$label: payload reached the server"
 	}
